@@ -2622,3 +2622,36 @@ def test_a_relative_folder_put_on_sys_path_is_found_from_the_folder_above_the_en
     result = convert_program(prog)
     assert ("unwrap(model).state_dict()" in result.modules["stopper.py"].code) if read else \
         any("looked up at run time" in c.message for c in result.changes if c.kind == "warning")
+
+
+def test_a_model_a_module_wraps_at_its_top_level_is_the_wrapper_where_another_file_reads_it():
+    """`setup_objects.py` builds the model, its optimizer and loader at its top level, `loop.py`
+    trains through `so.model`, and the entry saves `model.state_dict()` after `from setup_objects
+    import model`: the module ran whole at its import, so the entry's `model` is the wrapper it
+    made there. Read by the merged module's order of the files (the entry's first), the save came
+    before the wrap and kept the wrapper's `module.` keys (the self-check's saved-wrapper, run
+    under torchrun; decision 0174)."""
+    write({"train.py": """\
+        from setup_objects import model
+        import torch
+        from loop import run
+        run(2)
+        torch.save(model.state_dict(), "final.pt")
+        """, "setup_objects.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        model = torch.nn.Linear(4, 3)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randint(0, 3, (64,))), batch_size=8, shuffle=True)
+        """, "loop.py": """\
+        import torch.nn.functional as F
+        import setup_objects as so
+        def run(epochs):
+            for epoch in range(epochs):
+                for x, y in so.loader:
+                    so.optimizer.zero_grad()
+                    F.cross_entropy(so.model(x), y).backward()
+                    so.optimizer.step()
+        """})
+    result = convert_program(program())
+    assert "torch.save(model.module.state_dict(), tmp_path)" in result.code, result.code

@@ -75,7 +75,13 @@ class Model:
         object.__setattr__(self, name, value)
 
     def sees_wrapper(self, facts: Facts, node: cst.CSTNode) -> bool:
-        """Does `node`, in the wrap's own function, run after the wrap?"""
+        """Does `node`, in the wrap's own function, run after the wrap? At the top level of another
+        file than a module's whose top level wraps the model (`model = DistributedDataParallel(...)`
+        in `setup_objects.py`, `from setup_objects import model` then `torch.save(model.state_dict(),
+        ...)` in the entry), always: the module ran whole when it was imported, before any other
+        file could read its names (the merged module's order of the files is no order of running)."""
+        if facts.imported_top_level(self.anchor, node):
+            return True
         if self.before_anchor:
             return not facts.before(node, self.anchor)
         return facts.before(self.anchor, node) and not facts.is_inside(node, self.anchor)

@@ -815,6 +815,15 @@ class Facts:
             return False
         return isinstance(lookup, cst.Call) and mt.is_name(lookup.func, "globals") and not lookup.args
 
+    def imported_top_level(self, first: cst.CSTNode, then: cst.CSTNode) -> bool:
+        """Are `first` and `then` both at the top level of the program, `first` in a module other than
+        the entry and `then` in another file? `first` then ran when its module was imported, before
+        `then`'s file could read what it binds."""
+        if self.program is None or self.scope(first) is not self.module or self.scope(then) is not self.module:
+            return False
+        file = self._part(first)
+        return file != self._part(then) and file != self.program.parts[0].name
+
     def _part(self, node: cst.CSTNode) -> str | None:
         """The name of the program file that holds `node` (None outside a program)."""
         return None if self.program is None else self.program.part_of(node, self.parents).name
