@@ -50,8 +50,9 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
   overlap by at most 1 per process (padding);
   n/a without a DataLoader in training;
 - `reshuffled`: where the original drew a training loader at random, the converted one's
-  order changes from its 1st to its 2nd training pass (one a step follows) on rank 0 (where
-  worker processes fetch, unseen: its sampler's `epoch` changes); n/a with one pass;
+  order changes from its 1st to its 2nd training pass (one a step follows) on rank 0, or its
+  sampler's `epoch` does (where worker processes fetch, unseen; or where a sampler given a new
+  epoch draws the same order by its generator's chance, as over 4 items); n/a with one pass;
 - `params`: every optimizer's parameters are bitwise identical on both ranks after its 2nd
   step and at exit (the test probe's checksums); where the original stepped an optimizer
   twice, the converted program steps one twice on both ranks (a program that catches its own
@@ -474,7 +475,11 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     if not random_before or not train:
         checks["reshuffled"] = "n/a"
     elif any(len(o) >= 2 for o in orders):
-        same = [loader for loader, o in zip(sorted(train), orders) if len(o) >= 2 and o[0] == o[1]]
+        # a sampler given a new epoch that draws the same order again did reshuffle: its generator repeats
+        # it (a DistributedSampler over 4 items: torch.randperm(4) is one permutation under seeds 10 and 11)
+        renumbered = {loader for loader, e in epochs.items() if len(e) >= 2 and None not in e[:2] and e[0] != e[1]}
+        same = [loader for loader, o in zip(sorted(train), orders) if len(o) >= 2 and o[0] == o[1]
+                and loader not in renumbered]
         checks["reshuffled"] = "FAIL" if same else "ok"
         sites["reshuffled"] += [made.get(("loader", loader), []) for loader in same]
     elif any(len(e) >= 2 and e[0] is not None for e in epochs.values()):  # indices unseen: the sampler's epoch

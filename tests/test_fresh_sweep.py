@@ -1464,3 +1464,19 @@ def test_the_stand_in_gym_records_no_video_and_passes_the_environment_through():
                    "env = RecordVideo(gym.make('CartPole-v1'), video_folder='videos/', episode_trigger=lambda x: True)\n"
                    "obs = env.reset()\nprint(env.action_space.n, env.observation_space.shape, obs.shape, len(env.step(1)))")
     assert out.strip() == "2 (4,) (4,) 4"
+
+
+@pytest.mark.parametrize("epochs, verdict", [((10, 11), "ok"), ((10, 10), "FAIL"), ((None, None), "FAIL")])
+def test_a_sampler_given_a_new_epoch_that_repeats_its_order_by_chance_reshuffled(epochs, verdict):
+    """The twenty-third sweep's pix2pix (part B's held-out half, decision 0175, after its one run):
+    4 pictures, 2 per process; `set_epoch` gave the DistributedSampler epochs 10 and 11, and
+    torch.randperm(4) is the same permutation under seeds 10 and 11, so rank 0 drew [1, 2] twice and
+    the judge failed `reshuffled`, silently, on a loader reshuffled as DDP does. A repeated order
+    under a new epoch is the generator's; the same epoch (or none seen) still fails."""
+    events = []
+    for rank in (0, 1):
+        for number, epoch in enumerate(epochs, 1):
+            events += [_pass(rank, 1, number, **DIST, sampler_rank=rank), _fetch(rank, 1, number, [1, 2]),
+                       dict(ev="pass_epoch", rank=rank, loader=1, number=number, epoch=epoch), _step(rank)]
+    checks, _ = sweep.judge(_events(*events), RANDOM, 0, {}, 0)
+    assert checks["sharded"] == "ok" and checks["reshuffled"] == verdict
