@@ -159,13 +159,20 @@ def _judge(facts: Facts, refs: dict[Ref, Model], entry: EvalLoop, loop: cst.For,
     for stmt in _simple_statements(facts, loop):
         _visit(facts, entry, loop, stmt)
     for call in facts.calls_in(loop.body):
-        holds = holds_wrapper(facts, refs, call.func) if dotted(call.func) else None
+        holds = holds_wrapper(facts, refs, called_model(call)) if dotted(called_model(call)) else None
         if holds is not None:
             entry.forwards.append((call, holds))
         for arg in call.args:
             if entry.kept_wrapped is None and dotted(arg.value) and holds_wrapper(facts, refs, arg.value) is not None:
                 entry.kept_wrapped = (f"the model is passed to `{facts.code(call.func)}(...)` inside the loop, "
                                       "which may run a forward that waits for the other processes")
+
+
+def called_model(call: cst.Call) -> cst.BaseExpression:
+    """What a forward call runs: `model` of `model(x)`, and of `model.forward(x)` (a course's
+    validation loop calls the wrapper's own forward, which broadcasts its buffers: a collective)."""
+    func = call.func
+    return func.value if isinstance(func, cst.Attribute) and func.attr.value == "forward" else func
 
 
 def _check_runs_everywhere(facts: Facts, node: cst.CSTNode, depth: int = 3) -> None:

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis.evaluation import called_model
 from ddpify.analysis.meters import on_owner
 from ddpify.analysis.models import WRAPPER
 from ddpify.output import build
@@ -71,7 +72,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             edits.record(entry.loop, f"evaluation of `{name}` kept whole: {kept}", NOTE)
             continue
         forwards = entry.forwards if wrapped else []  # a model the user keeps unwrapped runs as it is
-        models = [cst.parse_expression(m) for m in dict.fromkeys(facts.code(c.func) for c, _ in forwards)]
+        models = [cst.parse_expression(m) for m in dict.fromkeys(facts.code(called_model(c)) for c, _ in forwards)]
         edits.replace(entry.loader, partial(_shard_eval, models))
         edits.add_import("ddpify_runtime", "shard_eval")
         lines = []
@@ -94,9 +95,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.record(entry.loop, f"evaluation of `{name}` split across processes, each sample read once "
                      f"(shard_eval); after the loop {' and '.join(reduced)}")
         for call, holds in forwards:
-            model = facts.code(call.func)
-            edits.replace(call.func, partial(build.bare_model, edits, proven=holds is WRAPPER),
-                          f"`{model}(...)` in evaluation runs the bare module: no collective inside the loop")
+            edits.replace(called_model(call), partial(build.bare_model, edits, proven=holds is WRAPPER),
+                          f"`{facts.code(call.func)}(...)` in evaluation runs the bare module: no collective inside the loop")
 
 
 def _shard_eval(models: list[cst.BaseExpression], loader: cst.BaseExpression) -> cst.Call:

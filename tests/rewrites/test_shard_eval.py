@@ -772,3 +772,34 @@ def test_a_loader_read_from_a_dict_of_loaders_by_its_key_is_that_loader_alone():
     notes = [c.message for c in changes if c.rewrite == NAME]
     assert "for x, y in shard_eval(loader, net):" in code and "reduce_sum(total)" in code
     assert not any("also trains" in note for note in notes), notes
+
+
+def test_a_wrapped_models_own_forward_called_in_a_split_evaluation_runs_the_bare_module():
+    """A course homework validates with `pred = model.forward(img)`: the wrapper's own forward, which
+    broadcasts the buffers of a model with batch norm, a collective, in a loop split unevenly across
+    the processes (33 samples: 5 batches on one, 4 on the other), hung at the last batch. It runs
+    the bare module, as `model(x)` does; the training loop's `model.forward(x)` stays the wrapper's
+    (decision 0174, after the freeze)."""
+    code, changes = run("""\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+train_loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randint(0, 3, (64,))), batch_size=8, shuffle=True)
+val_loader = DataLoader(TensorDataset(torch.randn(33, 4), torch.randint(0, 3, (33,))), batch_size=4)
+for epoch in range(2):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model.forward(x), y).backward()
+        optimizer.step()
+    correct = 0
+    for x, y in val_loader:
+        correct += int((model.forward(x).argmax(1) == y).sum())
+    print(correct)
+""")
+    assert "nn.functional.cross_entropy(model.forward(x), y).backward()" in code, code
+    assert "for x, y in shard_eval(val_loader, model):" in code and \
+           "correct += int((model.module.forward(x).argmax(1) == y).sum())" in code, code
+    assert "`model.forward(...)` in evaluation runs the bare module: no collective inside the loop" in \
+           [c.message for c in changes if c.rewrite == NAME]
