@@ -532,7 +532,7 @@ class Launcher:
                 # its callers' functions (`run(main_ddp, n)`), not one of the parameter's name elsewhere
                 passed = [self.facts.argument_for(site, scope, arg.value.value) for site in self.facts.call_sites(scope)]
                 return [g for p in passed if isinstance(p, cst.Name) for g in self._named(p.value)]
-            return self._named(arg.value.value)
+            return self._held(arg.value)
         if arg is not None and isinstance(arg.value, cst.Attribute) and mt.is_name(arg.value.value, "self") \
                 and (cls := self.facts.enclosing_class(call)) is not None:
             return list(self.facts.method(cls, arg.value.attr.value))  # `mp.spawn(self._do_train, ...)`
@@ -599,6 +599,18 @@ class Launcher:
 
     def _named(self, name: str) -> list[cst.FunctionDef]:
         return [f for f in self.facts.functions.get(name, ()) if self.facts.enclosing_class(f) is None]
+
+    def _held(self, name: cst.Name) -> list[cst.FunctionDef]:
+        """The top-level functions of the program a worker name stands for: the function so named,
+        or else those the name is assigned (`main_worker = train_net` ... `mp.spawn(main_worker, ...)`).
+
+        Before: an alias named no function, so the spawn started no worker the launcher knew of, and
+        `not args.multiprocessing_distributed` (the `else` runs `main_worker(...)` itself) was read as
+        a test every process of a run may pass. After: the alias's function is the worker."""
+        named = self._named(name.value)
+        ref = self.facts.ref(name) if not named else None
+        values = self.facts.sources(ref) if ref is not None else []
+        return named or [g for v in values if isinstance(v, cst.Name) for g in self._named(v.value)]
 
     def _reach(self, roots: list[cst.FunctionDef]) -> frozenset[cst.FunctionDef]:
         """`roots` and every function of the script their calls reach (or hand on by name)."""
