@@ -1254,14 +1254,18 @@ def average_gradients(model: Any) -> None:
     right before ``optimizer.step()``), or the parameters; those without a gradient are left out.
     Averaging is linear: done after each hand-set pass it gives the average of the sum. A
     collective: every process calls it, with gradients for the same parameters. One process:
-    nothing to do."""
-    world = get_world_size()
-    if world < 2:
-        return
+    nothing to do. Each gradient it averaged is marked (``_ddpify_averaged``): the self-check's
+    ``bypassed-wrapper`` does not count it as the bare module's, unaveraged."""
     if isinstance(model, torch.optim.Optimizer):
         params = [p for group in model.param_groups for p in group["params"]]
     else:
-        params = model.parameters() if isinstance(model, torch.nn.Module) else model
+        params = list(model.parameters()) if isinstance(model, torch.nn.Module) else list(model)
+    for param in params:
+        if param.grad is not None:
+            param.grad._ddpify_averaged = True  # type: ignore[attr-defined]
+    world = get_world_size()
+    if world < 2:
+        return
     with _waiting("average_gradients()"):
         for param in params:
             if param.grad is not None:
@@ -3151,12 +3155,14 @@ class _SelfCheck:
     def bypassed(self, params: List[torch.Tensor]) -> "set[int]":
         """Of ``params`` (with a gradient, about to be stepped), the ids of those a
         DistributedDataParallel wraps whose forward never ran with gradients while the checks
-        watched, and that no wrapper whose forward ran holds: their gradients came from the bare
-        module (an object that kept it before the wrap, ``trainer.model``; ``model.module(x)``), so
-        DDP averaged none of them. A finding at the wrap line (``bypassed-wrapper``); those
+        watched, that no wrapper whose forward ran holds, and whose gradient ``average_gradients``
+        did not average (a meta-gradient set by hand): their gradients came from the bare module
+        (an object that kept it before the wrap, ``trainer.model``; ``model.module(x)``), so DDP
+        averaged none of them. A finding at the wrap line (``bypassed-wrapper``); those
         parameters are left out of the 2nd step's comparison (their divergence is this finding)."""
         ran = {id(p) for model in self.ran for p in model.module.parameters()}
-        wanted = {id(p) for p in params} - ran
+        averaged = {id(p) for p in params if getattr(p.grad, "_ddpify_averaged", False)}  # average_gradients'
+        wanted = {id(p) for p in params} - ran - averaged
         found: "set[int]" = set()
         ddp = torch.nn.parallel.DistributedDataParallel  # whose forward the checks watch
         for model in [m for m in self.wrapped if isinstance(m, ddp)] if wanted else ():

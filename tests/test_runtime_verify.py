@@ -377,6 +377,39 @@ def test_a_wrapper_whose_forward_never_runs_while_its_parameters_are_stepped_is_
     assert "sync_gradients(model)" in err if bypassed else err == ""
 
 
+HAND_AVERAGED = textwrap.dedent("""\
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    from ddpify_runtime import average_gradients
+    model = torch.nn.Linear(4, 2)
+    weights = list(model.parameters())
+    model = DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(weights, lr=0.1)
+    for x in torch.randn(3, 8, 4):
+        loss = torch.nn.functional.linear(x, *weights).pow(2).mean()
+        for w, g in zip(weights, torch.autograd.grad(loss, weights)):
+            w.grad = g
+        AVERAGE
+        optimizer.step()
+""")
+
+
+@pytest.mark.parametrize("average, bypassed", [
+    ("average_gradients(optimizer)", False),  # the meta-gradients averaged by hand: DDP's forward need not run
+    ("pass", True),  # near miss: set by hand and never averaged
+])
+def test_gradients_set_by_hand_and_averaged_are_no_bypassed_wrapper(group, check, capsys, average, bypassed):
+    """MAML (Jayhwan/maml-pytorch-sine, decision 0176's held-out half, after the freeze): the meta-gradient
+    of `torch.autograd.grad` is assigned to each weight's `.grad`, and the conversion averages it with
+    `average_gradients(optimizer)` before the step; the wrapper's forward never runs (the model trains
+    through a functional `parameterised()`). The self-check said `bypassed-wrapper` though the replicas
+    stayed equal: gradients the runtime averaged are none of the bare module's."""
+    rt._STATE.self_check = check()
+    rt._STATE.self_check.install()
+    exec(compile(HAND_AVERAGED.replace("AVERAGE", average), "train.py", "exec"), {})
+    assert ("bypassed-wrapper" in capsys.readouterr().err) is bypassed
+
+
 def test_reset_for_tests_takes_the_hooks_away_and_starts_afresh(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     rt._install_self_check("warn", 600.0)
