@@ -61,7 +61,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep23c.json", 8),
                                         ("fresh_sweep23a.json", 9),
                                         ("fresh_sweep24b.json", 7),
-                                        ("fresh_sweep24c.json", 7)])
+                                        ("fresh_sweep24c.json", 7),
+                                        ("fresh_sweep24a.json", 7)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -386,6 +387,13 @@ def test_the_twenty_second_sweeps_part_a_uses_no_repository_of_an_earlier_sweep(
 def test_the_twenty_third_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep23a.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep23a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_twenty_fourth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep24a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep24a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 5 and not part_a & earlier
 
@@ -780,6 +788,19 @@ def test_the_stand_in_torchvision_serves_transforms_v2_models_resnet_and_cifars_
                    "print(tuple(x.shape), float(x.max()), RandomPerspective(p=1.0)(x) is x, callable(torchvision.models.resnet.resnet34))\n"
                    "print(type(d.CIFAR100('r').targets).__name__, type(d.CIFAR10('r').targets[0]).__name__, type(d.MNIST('r').targets).__name__)")
     assert out.splitlines() == ["(3, 4, 5) 1.0 True True", "list int Tensor"]
+
+
+def test_the_stand_in_resnet_class_builds_as_torchvisions_for_a_subclass_with_a_one_channel_stem():
+    """kjyju3955/fashion_mnist subclasses `torchvision.models.resnet.ResNet` with `BasicBlock, [2, 2, 2, 2]`
+    and replaces `conv1` by a one-channel 3x3 convolution of 64: the stand-in's class raised (no
+    downloads is no reason for a network built from scratch) and had no `BasicBlock`."""
+    out = _stubbed("import torch, torch.nn as nn\nfrom torchvision.models.resnet import ResNet, BasicBlock, Bottleneck\n"
+                   "class Net(ResNet):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__(BasicBlock, [2, 2, 2, 2], num_classes=10)\n"
+                   "        self.conv1 = nn.Conv2d(1, 64, kernel_size=3, stride=1, padding=3, bias=False)\n"
+                   "print(tuple(Net()(torch.zeros(2, 1, 28, 28)).shape), ResNet(Bottleneck, [3, 4, 6, 3]).fc.in_features)")
+    assert out.split() == ["(2,", "10)", "2048"]
 
 
 def test_the_stand_in_torchvision_resizes_a_batch_as_it_resizes_a_picture():

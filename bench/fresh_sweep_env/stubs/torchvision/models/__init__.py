@@ -51,12 +51,23 @@ def _scratch_resnet(width):
     return build
 
 
-class ResNet(nn.Module):
-    """torchvision's class, for the programs that import it without building one."""
+class BasicBlock(nn.Module):
+    """torchvision's block classes, named to ``ResNet(block, layers)``; the stand-in's stages are its own."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__()
-        _unavailable()
+    expansion = 1
+
+
+class Bottleneck(BasicBlock):
+    expansion = 4
+
+
+class ResNet(_SmallResNet):
+    """torchvision's class built as it is (``ResNet(BasicBlock, [2, 2, 2, 2], num_classes=10)``, a
+    subclass's ``super().__init__(...)`` that then replaces ``conv1`` for one-channel pictures): the
+    small ResNet with the width the block gives ``fc`` (512 for BasicBlock, 2048 for Bottleneck)."""
+
+    def __init__(self, block=BasicBlock, layers=(2, 2, 2, 2), num_classes=1000, **kwargs):
+        super().__init__(num_classes, 512 * block.expansion)
 
 
 class _SmallVGG(_Small):

@@ -1,1 +1,1 @@
-from . import ResNet, resnet18, resnet34, resnet50  # noqa: F401
+from . import BasicBlock, Bottleneck, ResNet, resnet18, resnet34, resnet50  # noqa: F401
