@@ -318,8 +318,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             placed.add(point)
             edits.insert_after(point, "barrier()\n")
             edits.add_import("ddpify_runtime", "barrier")
-        made = [stmt, *(stmt.body.body if isinstance(stmt, cst.If) else ())]  # a save, or the `if` holding saves
-        folder = all(writes.get(s) in FOLDER_MAKERS or s in folders for s in made[1:] or made)
+        made = _saved(stmt)
+        folder = all(writes.get(s) in FOLDER_MAKERS or s in folders for s in made)
         edits.record(stmt, "barrier() after it: the folder is used below" if folder else
                      "barrier() after the save: the file is read back below")
     for _, value, stmt in facts.assigns:
@@ -417,6 +417,17 @@ def _statements(facts: Facts) -> Iterator[cst.With | cst.SimpleStatementLine | c
         if (isinstance(stmt, (cst.With, cst.SimpleStatementLine)) or _one_line_if(stmt)) and stmt not in seen:
             seen.add(stmt)
             yield stmt
+
+
+def _saved(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The writes a barrier after `stmt` follows, as `writes` lists them: the statements of the `if`
+    holding saves (its test extended by the guard), else `stmt`, a save or a one-line `if cond:
+    os.mkdir(d)`, which is itself the write (`_statements`). The one-line `if`'s expression was
+    taken for its write before: found in no write, its barrier was recorded as "after the save:
+    the file is read back below" where the folder it makes is what is used below."""
+    if isinstance(stmt, cst.If) and not _one_line_if(stmt):
+        return list(stmt.body.body)
+    return [stmt]
 
 
 def _one_line_if(stmt: cst.CSTNode) -> cst.Expr | None:

@@ -68,6 +68,47 @@ if is_main_process():
         "change: torch.save runs on the main process only",
         "change: `os.path.join(\"runs\", \"model.pt\")` written whole or not at all (a temporary file renamed over it)",
     ]),
+    # issue 27 (sweep 24b's TD3 agent: `if not os.path.exists('model'): os.mkdir('model')` on one line, its
+    # checkpoints loaded from the folder below; decision 0185): the barrier after that `if` was recorded as "after
+    # the save: the file is read back below", the one-line `if` itself being the write whose folder is used
+    pair("""\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+if not os.path.exists("runs"): os.mkdir("runs")
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+if os.path.exists(os.path.join("runs", "model.pt")):
+    model.load_state_dict(torch.load(os.path.join("runs", "model.pt")))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, is_main_process
+
+if not os.path.exists("runs") and is_main_process(): os.mkdir("runs")
+barrier()
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+if os.path.exists(os.path.join("runs", "model.pt")):
+    model.load_state_dict(torch.load(os.path.join("runs", "model.pt")))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_folder_made_by_a_one_line_if_is_said_to_be_used_below", report=[
+        "change: os.mkdir runs on the main process only",
+        "change: barrier() after it: the folder is used below",
+    ]),
     # adjacent writes share one guard; the checkpoint is written to a temporary file and renamed
     pair("""\
 torch.save(model.state_dict(), "m.pt")
