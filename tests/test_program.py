@@ -2035,6 +2035,100 @@ def test_an_optimizer_class_picked_from_merged_dicts_of_torch_optim_classes_is_a
     assert "sampler=DistributedSampler(" in code or "shard_loader(loader)" in code
 
 
+FACTORIES = {"train.py": """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from factories import LossFactory, OptimFactory
+    from trainer import Trainer
+
+    loader = DataLoader(TensorDataset(torch.randn(32, 2), torch.randn(32, 1)), batch_size=4, shuffle=True)
+    model = torch.nn.Linear(2, 1)
+    trainer = Trainer(model, LossFactory().create("mse"))
+    optimizer_class = OptimFactory().create("sgd")
+    trainer.build(optimizer_class, {"lr": 0.1})
+    trainer.fit(loader, epochs=2)
+    """, "factories.py": """\
+    import torch
+
+
+    class Factory:
+        def __init__(self):
+            self._makers = {}
+
+        def register(self, key, maker):
+            self._makers[key] = maker
+
+        def create(self, key, **kwargs):
+            maker = self._makers.get(key)
+            if maker is None:
+                raise ValueError(key)
+            return maker(**kwargs)
+
+
+    class LossFactory(Factory):
+        def __init__(self):
+            super().__init__()
+            self.register("mse", torch.nn.MSELoss)
+            self.register("huber", lambda: torch.nn.HuberLoss(delta=0.5))
+
+
+    class OptimFactory(Factory):
+        def __init__(self):
+            super().__init__()
+            self.register("sgd", torch.optim.SGD)
+            self.register("adam", torch.optim.Adam)
+
+        def create(self, key):
+            maker = self._makers.get(key)
+            if not maker:
+                raise ValueError(key)
+            return maker
+    """, "trainer.py": """\
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, criterion):
+            self.model = model
+            self.criterion = criterion
+            self.optimizer = None
+
+        def build(self, optimizer_class, params):
+            self.optimizer = optimizer_class(self.model.parameters(), **params)
+
+        def fit(self, loader, epochs):
+            for epoch in range(epochs):
+                for x, y in loader:
+                    self.optimizer.zero_grad()
+                    self.criterion(self.model(x), y).backward()
+                    self.optimizer.step()
+    """}
+
+
+def test_an_optimizer_class_a_factory_registered_by_item_in_its_base_is_an_optimizer():
+    """The twenty-fourth sweep's tda project (decision 0184): a `Factory` base keeps `self._creators = {}`
+    and `register(key, creator)` stores `self._creators[key] = creator`; `OptimizerFactory.__init__`
+    registers `Adam` and `SGD`, its `create(name)` returns `self._creators.get(name)`, and a trainer's
+    `build(optimizer_class=...)` makes `optimizer_class(params, **kw)`. Only dict displays were read,
+    so no optimizer was found: the model trained bare on every process ("no optimizer is built in
+    the code ddpify read"), the loader whole. The table's items are what its stores put there, a
+    stored parameter what the calls of its method pass, in the reading class's kin only: a sibling
+    factory registering losses (`LossFactory`, one `self._makers` for the base's classes) is no
+    part of `OptimFactory`'s table. Near miss: `OptimFactory` registering a function of the program
+    too is no optimizer class."""
+    write(FACTORIES)
+    code = convert_program(program()).code
+    assert "DistributedDataParallel(model, device_ids=device_ids(model))" in code
+    assert "sampler=DistributedSampler(" in code or "shard_loader(loader)" in code
+    mixed = dict(FACTORIES, **{"factories.py": FACTORIES["factories.py"].replace(
+        '            self.register("adam", torch.optim.Adam)\n',
+        '            self.register("adam", torch.optim.Adam)\n            self.register("none", make_none)\n').replace(
+        "class Factory:", "def make_none(params, lr):\n        return list(params)\n\n\n    class Factory:")})
+    write(mixed)
+    assert "DistributedDataParallel(" not in convert_program(program()).code
+
+
 SCHEDULED = """\
     import torch
     from torch.utils.data import DataLoader, TensorDataset

@@ -238,12 +238,19 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
                 files.append(stmt)  # a second save in the `if` whose test this extends: written atomically too
             continue
         needed = _bound_and_used_later(facts, stmt)
-        if needed:
+        kept = _state_set_in(facts, stmt) if needed else []
+        if needed and (not kept or _bound_and_used_later(facts, stmt, skip=kept)):
             edits.todo(stmt, f"every process writes this file, because the block also sets `{needed}`, used "
                        "below: compute that outside the block and guard the write with is_main_process()")
             continue
+        for line in kept:  # `self.headers_written = True` in the header's `with open(...)`: set on every process
+            edits.replace(line, lambda node: cst.RemoveFromParent())
+        if kept:
+            edits.insert_after(stmt, *kept)
+            edits.record(kept[0], f"`{facts.code(kept[0].body[0])}` set on every process after the write "
+                                  "(it reads nothing the write makes), the write on the main process only")
         files.append(stmt)  # `torch.save(state, path)` among them is written atomically
-        owner = stmt if _one_line_if(stmt) else _sole_body_of_if(facts, stmt, writes)
+        owner = stmt if _one_line_if(stmt) else None if kept else _sole_body_of_if(facts, stmt, writes)
         if owner is not None and options.fsdp and _collectives(facts, models, refs, owner):
             owner = None  # the gathers stay on every process: the write is guarded inside the `if`
         returns = isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Return)
@@ -980,11 +987,13 @@ def _callers_unguarded(facts: Facts, stmt: cst.CSTNode, writes: dict[cst.CSTNode
     return not any(site in writes or _already_guarded(facts, site, writes) for site in sites)
 
 
-def _bound_and_used_later(facts: Facts, stmt: cst.CSTNode) -> str | None:
-    """A name a compound write (`with open(...) as f:`) assigns that code after it reads."""
+def _bound_and_used_later(facts: Facts, stmt: cst.CSTNode, skip: list[cst.SimpleStatementLine] = ()) -> str | None:
+    """A name a compound write (`with open(...) as f:`) assigns that code after it reads (not in
+    the statements `skip`)."""
     if not isinstance(stmt, cst.BaseCompoundStatement):
         return None
-    bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt) for n in facts.findall(t, cst.Name)}
+    bound = {n.value for t, _, s in facts.assigns if facts.is_inside(s, stmt)
+             and not any(facts.is_inside(s, line) for line in skip) for n in facts.findall(t, cst.Name)}
     scope = facts.scope(stmt)
 
     def reads(node: cst.CSTNode, name: str) -> bool:  # a read the block's binding may reach
@@ -1002,6 +1011,43 @@ def _bound_and_used_later(facts: Facts, stmt: cst.CSTNode) -> str | None:
             if used:
                 return sorted(used)[0]
     return None
+
+
+def _state_set_in(facts: Facts, stmt: cst.BaseCompoundStatement) -> list[cst.SimpleStatementLine]:
+    """The statements of a compound write's own block that only set state, from values made before
+    it: `self.headers_written = True` in a CSV logger's `with open(path, "w") as f: w = csv.writer(f);
+    w.writerow(headers); self.headers_written = True`, where `on_epoch_end` tests the flag next
+    epoch. Before, the whole block ran on every process ("because the block also sets `self`"), each
+    writing the file; these are set after the block instead, on every process, and the block runs on
+    the main process only. A plain store directly in the block, its value and target reading nothing
+    the block binds (its `as f`, its `w`) and calling nothing, and no later statement of the block
+    reading what it stores; [] where any statement the block binds a name in is not one."""
+    block = stmt.body if isinstance(stmt, cst.With) else None
+    if not isinstance(block, cst.IndentedBlock):
+        return []
+
+    def named(node: cst.CSTNode) -> set[str]:  # the names and `self.x`s `node` mentions
+        return {name for n in mt.walk(node) if isinstance(n, (cst.Name, cst.Attribute)) and (name := dotted(n))}
+
+    made = {name for item in stmt.items if item.asname is not None for name in named(item.asname.name)}
+    kept: list[cst.SimpleStatementLine] = []
+    for i, line in enumerate(block.body):
+        store = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+        if not isinstance(store, (cst.Assign, cst.AnnAssign)) or store.value is None:
+            if any(facts.is_inside(s, line) for _, _, s in facts.assigns):
+                return []  # a binding inside a nested statement, or beside another on one line
+            continue
+        targets = [t.target for t in store.targets] if isinstance(store, cst.Assign) else [store.target]
+        stored = {dotted(t) for t in targets}
+        reads = named(store.value) | {n for t in targets if isinstance(t, (cst.Attribute, cst.Subscript))
+                                      for n in named(t.value)}
+        if None in stored or reads & made or facts.findall(store.value, cst.Call):
+            made |= {d for t in targets for d in ([dotted(t)] if dotted(t) else named(t))}  # its own: `w = csv.writer(f)`
+            continue
+        if any(stored & named(later) for later in block.body[i + 1:]):
+            return []
+        kept.append(line)
+    return kept
 
 
 def _rebound_first(facts: Facts, stmt: cst.CSTNode, name: str, use: cst.CSTNode) -> bool:

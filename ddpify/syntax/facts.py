@@ -2185,11 +2185,7 @@ class Facts:
     @cached_property
     def _item_writes(self) -> dict[Ref, list[cst.BaseExpression]]:
         """`loaders["train"] = DataLoader(...)`: values stored into a container by item."""
-        index: dict[Ref, list] = defaultdict(list)
-        for target, value, stmt in self.assigns:
-            if isinstance(target, cst.Subscript) and not isinstance(stmt, cst.AugAssign) and dotted(target.value):
-                index[self.ref(target.value, stmt)].append(value)
-        return index
+        return {ref: [value for value, _ in stores] for ref, stores in self._item_stores.items()}
 
     def _unpacked(self, value: cst.BaseExpression, i: int) -> list[cst.BaseExpression]:
         """Element `i` of a tuple value, or of the tuples a helper function returns."""
@@ -2498,7 +2494,11 @@ class Facts:
         `__init__(self, model, optim)` stores `self.optim = optim`, built as `Trainer(model, optim=optim.Adam)`;
         a `functools.partial` of an optimizer class is one too (`Trainer(net, partial(torch.optim.SGD, lr=0.1))`)."""
         if isinstance(func, cst.Subscript) and _own_name(func.value):
-            items = self.dict_values(func.value)
+            items = self.dict_values(func.value) or self.registered(func)
+            return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
+                                       and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
+        if isinstance(func, cst.Call) and _registry_read(func) is not None:  # `self._creators.get(name)`
+            items = self.registered(func)
             return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
                                        and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
         if isinstance(func, cst.Call):
@@ -2508,7 +2508,10 @@ class Facts:
         ref = self.ref(func) if _own_name(func) else None
         values = [self._partial_of(v) for v in _branches(self.sources(ref) + self.default_left_out(ref))] \
             if ref is not None else []
-        return bool(values) and all(isinstance(v, (cst.Call, cst.Subscript)) and self._looks_up_optimizer_class(v) or
+        return bool(values) and all(isinstance(v, (cst.Call, cst.Subscript)) and (
+                                        self._looks_up_optimizer_class(v) or _registry_read(v) is not None
+                                        and self._holds_optimizer_class(v, 0) or isinstance(v, cst.Call)
+                                        and depth > 0 and self._returns_optimizer_class(v, depth - 1)) or
                                     isinstance(v, (cst.Name, cst.Attribute)) and
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
                                      depth > 0 and self._holds_optimizer_class(v, depth - 1)) for v in values)
@@ -2547,6 +2550,58 @@ class Facts:
                     return []
                 values += found
         return values
+
+    def registered(self, read: cst.Subscript | cst.Call) -> list[cst.BaseExpression]:
+        """The values a registry read may give, where the table is filled by item stores: `table[key]`
+        or `table.get(key)` of a name or `self.x` bound only to dict displays (their values) and
+        stored into by item (`self._creators[key] = creator` in a base class's `register(self, key,
+        creator)`), a stored parameter followed to the arguments of its method's calls
+        (`self.register("Adam", Adam)` in an `OptimizerFactory.__init__`). A `self.x` is one table
+        for a class and its bases (one `Ref`), but an instance of one subclass never holds what a
+        sibling stores (`ModelFactory`'s lambdas, `LossFactory`'s losses): stores and calls made in
+        the methods of a class that is no kin of the reading one are left out. [] where anything
+        else binds the table or fills it (a store of a value it cannot follow)."""
+        table = _registry_read(read)
+        ref = self.ref(table) if table is not None and _own_name(table) else None
+        if ref is None:
+            return []
+        reader = self.enclosing_class(read)
+
+        def kin(node: cst.CSTNode) -> bool:
+            cls = self.enclosing_class(node)
+            return reader is None or cls is None or self.kin_classes(cls, reader)
+
+        writes, stores = self.writes(ref), self._item_stores.get(ref, [])
+        known = {id(value) for _, value, _ in writes} | {id(value) for value, _ in stores}
+        if not writes or any(id(value) not in known for value in self.sources(ref)):
+            return []  # bound to something else too: a parameter, an unpacked item, a dataclass field
+        values: list[cst.BaseExpression] = []
+        for _, value, stmt in writes:
+            if kin(stmt) and (not isinstance(value, cst.Dict) or isinstance(stmt, cst.AugAssign)
+                              or any(isinstance(e, cst.StarredDictElement) for e in value.elements)):
+                return []
+            values += [e.value for e in value.elements if isinstance(e, cst.DictElement)] if kin(stmt) else []
+        for value, stmt in (store for store in stores if kin(store[1])):
+            func = self.scope(stmt)
+            if isinstance(value, cst.Name) and isinstance(func, cst.FunctionDef) and value.value in param_names(func):
+                passed = [self.argument_for(site, func, value.value) for site in self.call_sites(func)
+                          if not (isinstance(site.func, cst.Attribute) and mt.is_name(site.func.value, "self"))
+                          or kin(site)]
+                if not passed or any(arg is None for arg in passed):
+                    return []
+                values += [arg for arg in passed if arg is not None]
+            else:
+                values.append(value)
+        return values
+
+    @cached_property
+    def _item_stores(self) -> dict[Ref, list[tuple[cst.BaseExpression, cst.CSTNode]]]:
+        """`table[key] = value` (not augmented): (value, statement) by the table's name."""
+        index: dict[Ref, list] = defaultdict(list)
+        for target, value, stmt in self.assigns:
+            if isinstance(target, cst.Subscript) and not isinstance(stmt, cst.AugAssign) and dotted(target.value):
+                index[self.ref(target.value, stmt)].append((value, stmt))
+        return index
 
     def _empty_dict(self, expr: cst.BaseExpression) -> bool:
         """A name bound only to `{}` (a registry of the program's own classes left empty)."""
@@ -2966,6 +3021,18 @@ def _accepts(call: cst.Call, func: cst.FunctionDef) -> bool:
     required = [p.name.value for p in positional[len(given):] if p.default is None]
     required += [p.name.value for p in params.kwonly_params if p.default is None]
     return all(name in keywords for name in required)
+
+
+def _registry_read(read: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The table of `table[key]` or `table.get(key)` (a default beside it: `table.get(key, None)`);
+    None for any other expression."""
+    if isinstance(read, cst.Subscript) and len(read.slice) == 1 and isinstance(read.slice[0].slice, cst.Index):
+        return read.value
+    if isinstance(read, cst.Call) and isinstance(read.func, cst.Attribute) and read.func.attr.value == "get" \
+            and 1 <= len(read.args) <= 2 and not any(a.star or a.keyword for a in read.args) \
+            and (len(read.args) == 1 or mt.is_name(read.args[1].value, "None")):
+        return read.func.value
+    return None
 
 
 def _own_name(expr: cst.BaseExpression) -> bool:

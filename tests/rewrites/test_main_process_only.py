@@ -419,6 +419,71 @@ if is_main_process():
     with atomic_write("whole.pt") as tmp_path:
         torch.save(model.module, tmp_path)
 """, "a_write_block_that_computes_what_follows_is_not_hidden_from_other_processes", also={"unwrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+    # issue 27 (the twenty-fourth sweep's tda project, decision 0184: its CSVLogging callback): the header's
+    # `with open(path, "w")` also sets `self.headers_written = True`, which the next epoch tests, so the whole
+    # block ran on every process and each wrote the file. A store that reads nothing the block makes is
+    # set after the block, on every process; the write runs on the main process only. Near miss above:
+    # `vocab = sorted(...)` (a call) stays in the block, with its TODO.
+    pair("""\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+class CSVLog:
+    def __init__(self, path):
+        self.path = path
+        self.started = False
+
+    def log(self, epoch, loss):
+        if not self.started:
+            with open(self.path, "w") as f:
+                f.write("epoch,loss\\n")
+                self.started = True
+        with open(self.path, "a") as f:
+            f.write(f"{epoch},{loss}\\n")
+
+
+log = CSVLog("log.csv")
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    log.log(epoch, loss.item())
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids, is_main_process
+
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+class CSVLog:
+    def __init__(self, path):
+        self.path = path
+        self.started = False
+
+    def log(self, epoch, loss):
+        if not self.started:
+            if is_main_process():
+                with open(self.path, "w") as f:
+                    f.write("epoch,loss\\n")
+            self.started = True
+        if is_main_process():
+            with open(self.path, "a") as f:
+                f.write(f"{epoch},{loss}\\n")
+
+
+log = CSVLog("log.csv")
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    log.log(epoch, loss.item())
+""", "a_flag_set_in_a_write_block_from_nothing_the_block_makes_is_set_after_it", also={"wrap-model"},
+         scaffold=SCRIPT.instead_of("optimizer", "loop")),
     # A real script's shape (sweep): `def dump(...): with open(...) as f: ...` called per epoch.
     pair("""\
     dump([epoch], "log.txt")
