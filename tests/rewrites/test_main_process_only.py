@@ -109,6 +109,43 @@ for epoch in range(2):
         "change: os.mkdir runs on the main process only",
         "change: barrier() after it: the folder is used below",
     ]),
+    # near miss: a one-line `if` that saves a file read back below is still said to be a save
+    pair("""\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+model = torch.nn.Linear(2, 1)
+if not os.path.exists("init.pt"): torch.save(model.state_dict(), "init.pt")
+model.load_state_dict(torch.load("init.pt"))
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import barrier, is_main_process
+
+model = torch.nn.Linear(2, 1)
+if not os.path.exists("init.pt") and is_main_process(): torch.save(model.state_dict(), "init.pt")
+barrier()
+model.load_state_dict(torch.load("init.pt"))
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", "a_save_by_a_one_line_if_read_back_below_is_still_said_to_be_a_save", report=[
+        "change: torch.save runs on the main process only",
+        "change: barrier() after the save: the file is read back below",
+    ]),
     # adjacent writes share one guard; the checkpoint is written to a temporary file and renamed
     pair("""\
 torch.save(model.state_dict(), "m.pt")
