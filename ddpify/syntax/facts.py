@@ -2020,6 +2020,40 @@ class Facts:
                     found.append(arg if arg is not None else spread[2])  # an item of `*xs` as its maker names it
         return found
 
+    def reaching_sources(self, read: cst.Name) -> list[cst.BaseExpression] | None:
+        """What a name of a function may hold where `read` reads it, when an earlier statement on
+        the way there always binds it (a plain `name = value` of the same or an enclosing block):
+        that value and those the statements in between may bind. A template's `configure_optimizers`
+        binds `klass = getattr(torch.optim, name)` just before `self.optimizer = klass(**params)` and
+        `klass = getattr(torch.optim.lr_scheduler, name)` after it: the call reads the first only.
+        None where no such store is on the way (then it holds any value it is ever bound to), the way
+        crosses the start of a loop it is read in or of the function, or a statement on the way binds
+        the name otherwise (a loop's target, `with ... as`, an unpacking, an augmented store, `del`,
+        a `global` or `nonlocal` declaration)."""
+        func = self.scope(read)
+        name = read.value
+        if not isinstance(func, cst.FunctionDef):
+            return None
+        found: list[cst.BaseExpression] = []
+        child: cst.CSTNode = self.statement(read)
+        if isinstance(child, cst.While):
+            return None  # its test is read again after each pass of the body
+        for anc in self.ancestors(child):
+            if anc is func or isinstance(anc, (cst.For, cst.While)):
+                return None
+            if isinstance(anc, cst.IndentedBlock):
+                for stmt in reversed(anc.body[:anc.body.index(child)]):
+                    bound = _binding(stmt, name)
+                    if bound is None:
+                        return None
+                    always, values = bound
+                    found += values
+                    if always:
+                        return found
+            if type(anc) in mt.STATEMENTS:
+                child = anc
+        return None
+
     def set_by_name(self, ref: Ref) -> list[cst.BaseExpression]:
         """What the methods of a class store into its `self.x` (`ref`) under a name made at run time:
         `setattr(self, "net" + name, DDP(net))` (or `self.__setattr__(...)`) where the name may be `x`
@@ -2506,8 +2540,9 @@ class Facts:
         if isinstance(func, cst.Subscript):  # `torch.optim.__dict__[name]`
             return self._looks_up_optimizer_class(func)
         ref = self.ref(func) if _own_name(func) else None
-        values = [self._partial_of(v) for v in _branches(self.sources(ref) + self.default_left_out(ref))] \
-            if ref is not None else []
+        reaching = self.reaching_sources(func) if isinstance(func, cst.Name) else None
+        values = [self._partial_of(v) for v in _branches(
+            reaching if reaching is not None else self.sources(ref) + self.default_left_out(ref))] if ref is not None else []
         return bool(values) and all(isinstance(v, (cst.Call, cst.Subscript)) and (
                                         self._looks_up_optimizer_class(v) or _registry_read(v) is not None
                                         and self._holds_optimizer_class(v, 0) or isinstance(v, cst.Call)
@@ -3021,6 +3056,37 @@ def _accepts(call: cst.Call, func: cst.FunctionDef) -> bool:
     required = [p.name.value for p in positional[len(given):] if p.default is None]
     required += [p.name.value for p in params.kwonly_params if p.default is None]
     return all(name in keywords for name in required)
+
+
+def _binding(stmt: cst.CSTNode, name: str) -> tuple[bool, list[cst.BaseExpression]] | None:
+    """Does `stmt` bind the name `name` as a plain `name = value` of its own (always: True), or in
+    statements nested in it (the values they may bind), and how; None where it binds it otherwise
+    (a loop's target, `with ... as`, an unpacking, an augmented store, `del`, `global`, `nonlocal`,
+    an import, `:=`)."""
+    values: list[cst.BaseExpression] = []
+    for node in mt.walk(stmt):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not stmt:
+            continue  # (their own names: bindings of another scope; walked all the same, which is only cautious)
+        if isinstance(node, (cst.Global, cst.Nonlocal)) and any(n.name.value == name for n in node.names):
+            return None
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                if mt.is_name(t.target, name):
+                    values.append(node.value)
+                elif any(mt.is_name(n, name) for n in mt.walk(t.target)) and not isinstance(t.target, cst.Attribute):
+                    return None
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.AsName,
+                               cst.Del)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            if isinstance(node, cst.AnnAssign) and mt.is_name(target, name) and node.value is not None:
+                values.append(node.value)
+            elif any(mt.is_name(n, name) for n in mt.walk(target)) and not isinstance(target, cst.Attribute):
+                return None
+        elif isinstance(node, cst.ImportAlias) and node.asname is None and (dotted(node.name) or "").split(".")[0] == name:
+            return None
+    always = isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(s, cst.Assign) and any(mt.is_name(t.target, name) for t in s.targets) for s in stmt.body)
+    return always, values
 
 
 def _registry_read(read: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -5313,6 +5313,56 @@ def test_an_optimizer_class_looked_up_by_name_in_torch_optim_is_an_optimizer(loo
     assert "model = DistributedDataParallel(model, device_ids=device_ids(model))" in out
 
 
+ONE_NAME_TWO_LOOKUPS = """\
+import torch
+import torch.optim as optimizers
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, config):
+        self.config = config
+        self.model = torch.nn.Linear(2, 1)
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+
+    def configure_optimizers(self):
+        klass = getattr(optimizers, self.config["optimizer"])
+        assert klass is not None
+        self.optimizer = klass(self.model.parameters(), lr=0.1)
+        klass = getattr(optimizers.lr_scheduler, self.config["scheduler"])
+        self.scheduler = klass(self.optimizer, step_size=1)
+
+    def fit(self):
+        self.configure_optimizers()
+        for epoch in range(2):
+            for x, y in self.loader:
+                self.optimizer.zero_grad()
+                torch.nn.functional.mse_loss(self.model(x), y).backward()
+                self.optimizer.step()
+            self.scheduler.step()
+
+
+Trainer({"optimizer": "SGD", "scheduler": "StepLR"}).fit()
+"""
+
+
+def test_a_name_bound_to_an_optimizer_class_just_before_its_call_is_one_though_later_bound_to_a_scheduler():
+    """The twenty-fourth sweep's project template (decision 0184): `configure_optimizers` binds `klass =
+    getattr(optimizers, name)` (`import torch.optim as optimizers`) and calls `klass(**params)`, then
+    binds `klass` again to a scheduler class looked up in `torch.optim.lr_scheduler`. Every value the
+    name is ever bound to was read, the scheduler among them, so the call built no optimizer ("no
+    optimizer is built in the code ddpify read"): the model trained bare on every process, its loader
+    whole. A plain store earlier in the call's own block hides the others: the call reads that one.
+    Near miss: read in a loop whose later statement binds the scheduler, the name may hold either."""
+    out = only(NAME, ONE_NAME_TWO_LOOKUPS)
+    assert "        self.model = DistributedDataParallel(self.model, device_ids=device_ids(self.model))\n" in out
+    looped = ONE_NAME_TWO_LOOKUPS.replace(
+        '        klass = getattr(optimizers, self.config["optimizer"])\n', '        klass = getattr(optimizers, self.config["optimizer"])\n'
+        '        for _ in range(2):\n            self.optimizer = klass(self.model.parameters(), lr=0.1)\n'
+        '            klass = getattr(optimizers.lr_scheduler, self.config["scheduler"])\n')
+    assert "DistributedDataParallel(" not in only(NAME, looped)
+
+
 OPTIMIZER_WRAPPERS = """\
 import torch
 from torch.utils.data import DataLoader
