@@ -1078,7 +1078,8 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     `.update(...)`s) that a DDP training loop of this file reads as
     it was built (not one `accelerator.prepare` hands back: accelerate shards it),
     whose data set is torch's or torchvision's or a class of this file that never mentions a
-    rank, a world size or shards (a data set that shards itself is fine; also one reordered by
+    rank, a world size or shards, or a comprehension over such data that reads no rank
+    (`[t for lt in ds for t in lt]`) (a data set that shards itself is fine; also one reordered by
     its own name, `train_ds = train_ds[order]`, and one a call handed this process's rank takes,
     `partition_dataset(data, world_size, rank)` keeping a `Subset` of its share), in a file that builds no sampler that a call
     takes (a `DistributedSampler` built and handed to no loader shards nothing). A loader built in a
@@ -1164,7 +1165,26 @@ def _whole_data(ctx: Context, loader: cst.Call) -> bool:
     if data is not None and any(isinstance(o, cst.Call) and any(ctx.ranks.rank_dependent(a.value) for a in o.args)
                                 for o in [data.value, *f.origins(data.value)]):
         return False  # taken by this process's rank: `partition(data, world_size, rank)`, a `Subset` of its share
+    return _whole_origins(ctx, origins, set())
+
+
+def _whole_origins(ctx: Context, origins: list[cst.BaseExpression], seen: set[cst.CSTNode]) -> bool:
+    """Does each of `origins` hold the whole data: a data set torch or torchvision builds, or a
+    class of this program that never mentions ranks, world sizes or shards, or a list or generator
+    comprehension over such data that reads no rank (`d_train = [t for lt in d_train for t in lt]`
+    flattens the samples every process holds; `[x for i, x in enumerate(ds) if i % world == rank]`
+    keeps this process's share)? Before: a comprehension was none of these, and the loader over it
+    was taken for one that shards itself (TransformerCVAE's `prepare_dataset` flattening its
+    prompts for two of its data types, DDP021 silent); after: it holds what it iterates."""
+    f = ctx.facts
     for origin in origins:
+        if origin in seen:
+            continue  # the comprehension's own name read back in it (`ds = [t for t in ds]`)
+        if isinstance(origin, (cst.ListComp, cst.GeneratorExp)):
+            if SHARDING_WORDS.search(f.code(origin)) or ctx.ranks.rank_dependent(origin) \
+                    or not _whole_origins(ctx, f.origins(origin.for_in.iter), seen | {origin}):
+                return False
+            continue
         if not isinstance(origin, cst.Call):
             return False
         qualified = f.qualify(origin.func) or ""
