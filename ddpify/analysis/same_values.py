@@ -492,25 +492,42 @@ class SameValues:
 
     def _counters(self, loop: cst.For) -> set[str]:
         """The names a loop binds to a count: all its targets over `range(...)` or
-        `itertools.count()`, the index over `enumerate(...)`."""
+        `itertools.count()`, the index over `enumerate(...)`, whether the loop's target unpacks it
+        (`for i, batch in enumerate(loader)`) or a statement of its body unpacks the loop's
+        variable (`for step_data in train_iter:` ... `step, (x, y) = step_data`).
+
+        Before, only the target's own unpacking counted: `step` unpacked in the body was a value
+        of the batch, one that can differ by process, and `if step >= n_steps: break` was a stop
+        some processes take (DDP005; EricZhang1412/Training-data-driven-V1-model, set 24)."""
         counting = isinstance(loop.iter, cst.Call) and self.facts.qualify(loop.iter.func) == "itertools.count"
         if counting or mt.is_counting(loop.iter):
             return {n.value for n in target_names(loop.target)}
-        if self._enumerated(loop.iter) and isinstance(loop.target, cst.Tuple) \
-                and loop.target.elements and isinstance(loop.target.elements[0].value, cst.Name):
-            return {loop.target.elements[0].value.value}
-        return set()
+        if not self._enumerated(loop.iter):
+            return set()
+        if isinstance(loop.target, cst.Tuple):
+            first = loop.target.elements[0].value if loop.target.elements else None
+            return {first.value} if isinstance(first, cst.Name) else set()
+        if not isinstance(loop.target, cst.Name):
+            return set()
+        variable = self.facts.ref(loop.target)
+        return {target.elements[0].value.value for target, value, stmt in self.facts.assigns
+                if isinstance(target, cst.Tuple) and target.elements and isinstance(target.elements[0].value, cst.Name)
+                and isinstance(value, cst.Name) and value.value == loop.target.value
+                and self.facts.is_inside(stmt, loop.body) and self.facts.ref(value) == variable}
 
     def _enumerated(self, expr: cst.BaseExpression, depth: int = 3) -> bool:
         """`enumerate(...)`, also inside a progress bar or held in a name first (`pbar =
-        tqdm(enumerate(loader))` ... `for i, batch in pbar`): its first item counts."""
+        tqdm(enumerate(loader))` ... `for i, batch in pbar`), where every value the name may hold
+        is so or a count (`train_iter = range(n)` in one branch, `enumerate(loader)` in the
+        other): the first item of each pair counts."""
         if mt.is_call_of(expr, "enumerate"):
             return True
         if isinstance(expr, cst.Call) and (dotted(expr.func) or "").split(".")[-1] in ("tqdm", "iter") and expr.args:
             return depth > 0 and self._enumerated(expr.args[0].value, depth - 1)
         ref = self.facts.ref(expr) if isinstance(expr, cst.Name) and depth else None
         sources = self.facts.sources(ref) if ref is not None else []
-        return len(sources) == 1 and self._enumerated(sources[0], depth - 1)
+        return bool(sources) and any(not mt.is_counting(s) for s in sources) and all(
+            mt.is_counting(s) or self._enumerated(s, depth - 1) for s in sources)
 
     def _core_parameter(self, func: cst.FunctionDef, param: str, proving: frozenset) -> bool:
         """Every call of `func` passes (or defaults) a shared value for `param`."""
