@@ -459,14 +459,23 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
 
 def _roots(file: Path) -> list[tuple[Path, str]]:
     """Where `file` may be imported from, nearest first: its package root (`_package_root`), then
-    the folders above a top package that has no `__init__.py` (a namespace package:
-    `wespeaker/utils/checkpoint.py` imported as `wespeaker.utils.checkpoint`), one folder up, not
-    above the repository's top (`.git`); then the packages' own folders, the top first (a clone
-    with an `__init__.py` at its top whose scripts run from there: `SWAP_with_DDP/classification.py`
-    doing `from defaults import *` for `defaults/trainer.py`)."""
+    one folder up from a top folder that has no `__init__.py` (a namespace package:
+    `wespeaker/utils/checkpoint.py` imported as `wespeaker.utils.checkpoint`; a module of a plain
+    folder too, imported by the scripts beside that folder), not above the repository's top
+    (`.git`); then the packages' own folders, the top first (a clone with an `__init__.py` at its
+    top whose scripts run from there: `SWAP_with_DDP/classification.py` doing `from defaults
+    import *` for `defaults/trainer.py`).
+
+        # helpers/trainer.py (checked), no helpers/__init__.py: `self.discriminator.channels`
+        # helpers/ddp_training.py: class DDPTrainer(trainer.Trainer), self.discriminator = DDP(...)
+        # gan_training_main.py: from helpers.ddp_training import run; mp.spawn(run, ...)
+        before: helpers/ looked in alone: no importer, checked alone, "not distributed"
+        after:  the repository's top too, as `helpers.trainer`: checked in gan_training_main.py's
+                program (DDP008 at the base class's read)
+    """
     root, name = _package_root(file)
     found = [(root, name)]
-    if "." in name and not (root / ".git").exists() and root.parent != root and root.name.isidentifier():
+    if not (root / ".git").exists() and root.parent != root and root.name.isidentifier():
         found.append((root.parent, f"{root.name}.{name}"))
     parts = name.split(".")
     found += [(root.joinpath(*parts[:i]), ".".join(parts[i:])) for i in range(1, len(parts) - 1)]

@@ -5,6 +5,7 @@ program. Table tests of the question, without the rules."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -105,6 +106,12 @@ READS = {
         {"ns/utils/__init__.py": "", "ns/utils/checkpoint.py": MODULE, "ns/bin/train.py":
          "from ns.utils.checkpoint import Trainer\nif __name__ == '__main__':\n    Trainer(0)\n"},
         "ns/utils/checkpoint.py", ["ns/utils/checkpoint.py", "ns/bin/train.py", "ns/utils/__init__.py"]),
+    "a_module_of_a_folder_without_init_in_its_importers_program": (  # EEG-GAN: helpers/ has no __init__.py
+        {"helpers/trainer.py": MODULE, "run.py": RUNS.replace("pkg.", "helpers.")},
+        "helpers/trainer.py", ["helpers/trainer.py", "run.py"]),
+    "a_module_at_the_repository_top_is_looked_for_no_higher": (  # its folder holds .git
+        {"repo/.git/HEAD": "", "repo/trainer.py": MODULE, "run.py": RUNS.replace("pkg.", "repo.")},
+        "repo/trainer.py", ["repo/trainer.py"]),
     "an_importer_that_does_not_parse_is_skipped": (
         {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "run.py": "from pkg.trainer import Trainer\ndef f(:\n"},
         "pkg/trainer.py", ["pkg/trainer.py"]),
@@ -167,6 +174,37 @@ def test_verbose_and_json_say_what_was_read():
     import json
     report = json.loads(CliRunner().invoke(main, ["check", "--json", "pkg/trainer.py"]).stdout)
     assert report["files"][0]["read"] == {"files": 3, "lines": 9, "importer": "run.py", "unread": []}
+
+
+WRAPPING_RUN = """\
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from helpers.trainer import Trainer
+
+
+    class DDPTrainer(Trainer):
+        def wrap(self):
+            self.net = DDP(self.net)
+
+
+    if __name__ == "__main__":
+        dist.init_process_group("gloo")
+        trainer = DDPTrainer(torch.nn.Linear(2, 2))
+        trainer.wrap()
+        trainer.step()
+    """
+
+
+# a helper module of a folder without __init__.py (EEG-GAN's helpers/trainer.py), run by a script
+# one folder up whose subclass wraps the attribute the helper reads: checked in that script's
+# program (DDP008 at the helper's read); the near miss: a run that wraps it into another attribute
+@pytest.mark.parametrize("run,found", [(WRAPPING_RUN, ["DDP008"]), (WRAPPING_RUN.replace("self.net = DDP", "self.ddp = DDP"), [])])
+def test_a_helper_of_a_folder_without_init_is_checked_in_the_program_that_runs_it(run, found):
+    write({"helpers/trainer.py": "class Trainer:\n    def __init__(self, net):\n        self.net = net\n\n"
+                                 "    def step(self):\n        return self.net.in_features\n", "run.py": run})
+    report = json.loads(CliRunner().invoke(main, ["check", "--json", "helpers/trainer.py"]).stdout)
+    assert [f["code"] for f in report["files"][0]["findings"]] == found and report["files"][0]["note"] is None
 
 
 def test_convert_in_place_writes_a_module_above_the_script_where_it_lies():
