@@ -643,6 +643,39 @@ def test_a_program_places_on_an_accelerator_from_any_of_its_files(tmp_path):
     assert len(program.parts) == 2 and places_on_accelerator(Facts(program.merged, program))
 
 
+# a name read off a module of the program (`Facts.qualify`): what the module's import names where it
+# imports it from outside the program, through other modules of the program too; else as read
+REEXPORTS = {  # (the program's other files, the call in train.py, its qualified name)
+    "imported_from_torch": ({"ddp.py": "from torch.distributed import all_reduce\n"},
+                            "import ddp\nddp.all_reduce(x)\n", "torch.distributed.all_reduce"),
+    "a_module_of_a_package": ({"dist/__init__.py": "", "dist/comm.py": "import torch.distributed as tdist\n"},
+                              "import dist.comm\ndist.comm.tdist.all_reduce(x)\n", "torch.distributed.all_reduce"),
+    "through_another_module_of_the_program": (
+        {"ddp.py": "from torch.distributed import all_reduce\n", "comm.py": "from ddp import all_reduce\n"},
+        "import comm\ncomm.all_reduce(x)\n", "torch.distributed.all_reduce"),
+    "near_miss_defined_by_the_module": ({"ddp.py": "def all_reduce(t):\n    pass\n"},
+                                        "import ddp\nddp.all_reduce(x)\n", "ddp.all_reduce"),
+    "near_miss_defined_by_the_module_it_imports_from": (
+        {"ddp.py": "def all_reduce(t):\n    pass\n", "comm.py": "from ddp import all_reduce\n"},
+        "import comm\ncomm.all_reduce(x)\n", "comm.all_reduce"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REEXPORTS))
+def test_a_name_read_off_a_module_of_the_program(name, tmp_path):
+    from ddpify.inputs.program import load
+    files, code, qualified = REEXPORTS[name]
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    entry = tmp_path / "train.py"
+    entry.write_text(code)
+    program = load(entry, entry.read_bytes())
+    facts = Facts(program.merged, program)
+    call = next(c for c in facts.calls if facts.code(c).endswith("all_reduce(x)"))
+    assert len(program.parts) > 1 and facts.qualify(call.func) == qualified
+
+
 HEAD = "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nmodel = DDP(net)\n"
 
 

@@ -25,7 +25,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.call_index import CallIndex
 from ddpify.syntax.codegen import code_for_node
-from ddpify.syntax.names import Imports, dotted, import_nodes
+from ddpify.syntax.names import CANONICAL, Imports, dotted, import_nodes
 
 # what returns the module its (computed) name names: `importlib.import_module("data." + name)`
 # (`__import__("data.mnist")` returns the top package, `data`)
@@ -516,8 +516,40 @@ class Facts:
         rewrites ask it of each call in turn."""
         found = self._qualified.get(node, _UNSET)
         if found is _UNSET:
-            found = self._qualified[node] = self.imports.qualify(node)
+            found = self._qualified[node] = self._reexported(self.imports.qualify(node))
         return found
+
+    def _reexported(self, name: str | None) -> str | None:
+        """A name read off a module of the program that imports it from outside the program, as
+        what that import names; any other name as it is. The module is the longest part of the
+        name that is a module of the program (`pkg.comm` of `pkg.comm.all_reduce`), followed
+        through modules of the program that import it from each other:
+
+            # ddp.py:    from torch.distributed import all_reduce, ReduceOp
+            # train.py:  import ddp; ddp.all_reduce(loss)
+            before: `ddp.all_reduce`             (no collective: check missed its SUM)
+            after:  `torch.distributed.all_reduce`
+
+        A name a module of the program defines (`ddp.ddp_all_reduce`, also through another
+        module's import of it) stays as it is read."""
+        if name is None or self.program is None or "." not in name:
+            return name
+        found = name
+        for _ in range(len(self.part_names)):
+            parts = found.split(".")
+            i = next((i for i in range(len(parts) - 1, 0, -1) if ".".join(parts[:i]) in self.part_names), None)
+            if i is None:  # outside the program
+                return found
+            bound = self._imports_of(self._parts_by_name[".".join(parts[:i])]).aliases.get(parts[i])
+            if bound is None or bound.startswith("."):
+                return name
+            found = ".".join([bound, *parts[i + 1:]])
+            found = CANONICAL.get(found, found)
+        return name
+
+    @cached_property
+    def _parts_by_name(self) -> dict[str, File]:
+        return {part.name: part for part in self.program.parts} if self.program is not None else {}
 
     def assume_import(self, name: str, qualified: str) -> None:
         """Read `name` as `qualified` from here on, as if the module imported it."""

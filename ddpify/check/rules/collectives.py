@@ -1012,7 +1012,8 @@ def sum_not_averaged(ctx: Context) -> Iterator[Hit]:
     `op=dist.ReduceOp.AVG`. Found for a value that is a mean (a loss, `.mean()`, a quotient, its
     negation, what a function or method of the program returns where every `return` gives one:
     `pm.loss(x)` returning `-log_prob.mean()`)
-    all-reduced with the default or SUM op, when nothing in its function divides it afterwards
+    all-reduced with the default or SUM op (also torch's `all_reduce` read off a module of the
+    project that imports it: `ddp.all_reduce(cost)`), when nothing in its function divides it afterwards
     (also the number read out of it: `loss.item() / world_size`) or hands it to another function;
     a sum of counts (`correct`, `total`) is what SUM is for.
     """
