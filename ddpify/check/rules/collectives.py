@@ -13,6 +13,7 @@ from ddpify.analysis.ranks import _conjuncts as conjuncts
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import Ref
 from ddpify.syntax.names import dotted
 
 
@@ -1011,7 +1012,8 @@ def sum_not_averaged(ctx: Context) -> Iterator[Hit]:
     changes with the number of GPUs. Divide by `dist.get_world_size()` or reduce with
     `op=dist.ReduceOp.AVG`. Found for a value that is a mean (a loss, `.mean()`, a quotient, its
     negation, what a function or method of the program returns where every `return` gives one:
-    `pm.loss(x)` returning `-log_prob.mean()`)
+    `pm.loss(x)` returning `-log_prob.mean()`, a running mean: `avg += loss / steps` from
+    `avg = 0.0` or a zero tensor)
     all-reduced with the default or SUM op (also torch's `all_reduce` read off a module of the
     project that imports it: `ddp.all_reduce(cost)`), when nothing in its function divides it afterwards
     (also the number read out of it: `loss.item() / world_size`) or hands it to another function;
@@ -1032,10 +1034,13 @@ def sum_not_averaged(ctx: Context) -> Iterator[Hit]:
                             f"multiplied by their number; divide by dist.get_world_size() (or op=ReduceOp.AVG)")
 
 
+_KEEPS_VALUE = ("detach", "clone", "float", "double", "cpu", "cuda", "to")  # methods that return the same number
+
+
 def _a_mean(ctx: Context, expr: cst.BaseExpression, depth: int = 8) -> bool:
     """Is `expr` a mean: `.mean()`, a quotient, its negation, what a loss function or an `nn.*Loss`
     object returns, or a function of the program each of whose returns is one, followed through
-    names and `.detach()`, `.clone()`, `.float()`?"""
+    names and `.detach()`, `.clone()`, `.float()`, or a running mean (`_running_mean`)?"""
     f = ctx.facts
     if depth == 0:
         return False
@@ -1044,7 +1049,7 @@ def _a_mean(ctx: Context, expr: cst.BaseExpression, depth: int = 8) -> bool:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):  # `-log_prob.mean()`
         return _a_mean(ctx, expr.expression, depth - 1)
     if isinstance(expr, cst.Call):
-        if mt.is_method_call(expr, "detach", "clone", "float", "double", "cpu", "cuda", "to"):
+        if mt.is_method_call(expr, *_KEEPS_VALUE):
             return _a_mean(ctx, expr.func.value, depth - 1)
         qualified = f.qualify(expr.func) or ""
         last = qualified.rsplit(".", 1)[-1]
@@ -1059,8 +1064,52 @@ def _a_mean(ctx: Context, expr: cst.BaseExpression, depth: int = 8) -> bool:
         return any(isinstance(o, cst.Call) and (f.qualify(o.func) or "").startswith("torch.nn.")
                    and (f.qualify(o.func) or "").endswith("Loss") for o in f.origins(expr.func))
     ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+    if ref is not None and _running_mean(ctx, ref, depth):
+        return True
     sources = f.sources(ref) if ref is not None else []
     return bool(sources) and all(_a_mean(ctx, s, depth - 1) for s in sources)
+
+
+def _running_mean(ctx: Context, ref: Ref, depth: int) -> bool:
+    """Is the name a mean built up term by term: set to zero, then only added to, each term a
+    quotient (not by the number of processes)?
+
+        avg = 0.0                              # or torch.zeros(1), torch.tensor(0.0)
+        for x, y in batches:
+            avg += F.mse_loss(model(x), y) / steps     -> a mean: all_reduce sums it (DDP024)
+        total = 0.0
+        for x, y in batches:
+            total += F.mse_loss(model(x), y).detach()  -> a sum of means, as SUM sums: no finding
+    """
+    writes = ctx.facts.writes(ref)
+    return any(isinstance(stmt, cst.AugAssign) for _, _, stmt in writes) and all(
+        isinstance(stmt.operator, cst.AddAssign) and _a_quotient(ctx, value, depth - 1)
+        if isinstance(stmt, cst.AugAssign) else _zero(ctx, value) for _, value, stmt in writes)
+
+
+def _zero(ctx: Context, expr: cst.BaseExpression) -> bool:
+    """`0`, `0.0`, `torch.zeros(...)`, `torch.zeros_like(x)`, `torch.tensor(0.0)`."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value) == 0
+    if not isinstance(expr, cst.Call):
+        return False
+    qualified = ctx.facts.qualify(expr.func)
+    return qualified in ("torch.zeros", "torch.zeros_like") or qualified == "torch.tensor" and bool(expr.args) \
+        and _zero(ctx, expr.args[0].value)
+
+
+def _a_quotient(ctx: Context, expr: cst.BaseExpression, depth: int) -> bool:
+    """Is `expr` a quotient not by the number of processes (`step_cost / num_steps`), followed
+    through names and the calls that keep the value (`.detach()`, `.float()`)?"""
+    if depth == 0:
+        return False
+    if isinstance(expr, cst.BinaryOperation):
+        return isinstance(expr.operator, cst.Divide) and not _world_size(ctx, expr.right)
+    if isinstance(expr, cst.Call) and mt.is_method_call(expr, *_KEEPS_VALUE):
+        return _a_quotient(ctx, expr.func.value, depth - 1)
+    ref = ctx.facts.ref(expr) if isinstance(expr, cst.Name) else None
+    sources = ctx.facts.sources(ref) if ref is not None else []
+    return bool(sources) and all(_a_quotient(ctx, s, depth - 1) for s in sources)
 
 
 def _world_size(ctx: Context, expr: cst.BaseExpression) -> bool:
