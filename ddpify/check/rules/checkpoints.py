@@ -428,7 +428,10 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     classes' methods, an object of a class the program picks by name, only where each of them saves it).
     Not reported where the script resumes by loading a checkpoint, as read, back
     into the same wrapper, in a file that resume may read (its own resume expects the `module.`
-    keys; still reported for `best_{epoch}.pth` where the resume reads `latest.pth`, and for a bare
+    keys; still reported where a one-process script beside it, naming no DistributedDataParallel,
+    loads that file by its name, and the entry the save writes, into its model as read:
+    `model.load_state_dict(torch.load("./checkpoints/final_model.pt")["model_params"])`; still
+    reported for `best_{epoch}.pth` where the resume reads `latest.pth`, and for a bare
     state dict saved beside a dict whose `"model"` entry the resume reads; the load as the last
     assignment before it leaves it, not a dict the same loop builds to save; an entry of the load, a
     comprehension that keeps its keys, a conversion of it, not a dict made later for a save),
@@ -476,7 +479,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     for call, saved, path, candidates in saves:
         for expr, what, entry in candidates:
             holds = ctx.holds_ddp(expr)
-            if holds is None or _resumes(f, resumed, expr, path, entry) or ctx.unwrapped_here(expr) \
+            if holds is None or _resumes(f, resumed, expr, path, entry) and not _loaded_bare_beside(f, path, entry) \
+                    or ctx.unwrapped_here(expr) \
                     or f.code(expr) in stripped or as_read is not None and not _reads(f, as_read, path, entry):
                 continue
             if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
@@ -547,6 +551,64 @@ def _stripped_by_a_script_beside(f, path: cst.BaseExpression | None, entry: tupl
     return any(not r.named and (not entry or entry[0] in r.entries) for r in readers)
 
 
+def _loaded_bare_beside(f, path: cst.BaseExpression | None, entry: tuple[str, ...] | None) -> bool:
+    """Does a script beside the checked one (its folder), outside its program, that never wraps a
+    model in DDP, load the file this save writes by its name and hand what it reads to
+    `load_state_dict` as it is, in the same function (or at its top level), reading the entry the
+    save writes where the save writes one (`ckpt["model_params"]`)? Its one-process model wants
+    the model's own keys, whatever the checked program's own resume into the wrapper reads:
+
+        # main_distributed.py, checked: resumes into the wrapper, saves the wrapper's keys
+        model = DDP(model); model.load_state_dict(torch.load(p)["model_params"]) ...
+        torch.save({"model_params": model.state_dict()}, "./checkpoints/final_model.pt")
+        # main.py beside it, one process:
+        model.load_state_dict(torch.load("./checkpoints/final_model.pt")["model_params"])
+        before: no finding (the resume reads the `module.` keys back)
+        after:  DDP007 at the save (main.py's load fails on them)
+    """
+    pieces = _file_name(f, path) if f.program is not None and path is not None else None
+    name = "".join(p for p in pieces or [] if p is not None)
+    if not pieces or None in pieces or not name:
+        return False
+    checked = f.program.parts[0].path.resolve()
+    return any(_names(texts, name) and (not entry or entry[0] in entries)
+               for script in sorted(f.program.root.glob("*.py")) if script.resolve() != checked
+               for texts, entries in _bare_loading_scopes(script))
+
+
+@functools.lru_cache(maxsize=256)
+def _bare_loading_scopes(script: Path) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """(the strings of its `torch.load`s' files, the keys it reads) of each function of `script`
+    (and of its top level) that loads a checkpoint and calls `load_state_dict` without taking the
+    `module.` prefix off (`_takes_prefix_off`), where the script never names
+    DistributedDataParallel (a one-process script)."""
+    module = _parsed(script)
+    if module is None or any(n.value == "DistributedDataParallel" for n in mt.findall(module, cst.Name)):
+        return ()
+    facts = Facts(module)
+    found = []
+    for scope in _scopes(facts, module):
+        loads = [c for node in scope for c in facts.calls_in(node) if facts.qualify(c.func) == "torch.load" and c.args]
+        if loads and any(mt.is_method_call(c, "load_state_dict") for node in scope for c in facts.calls_in(node)) \
+                and not any(_takes_prefix_off(facts, node) for node in scope):
+            found.append((frozenset(_texts([c.args[0].value for c in loads])), _keys_read(scope)))
+    return tuple(found)
+
+
+def _scopes(facts: Facts, module: cst.Module) -> list[list[cst.CSTNode]]:
+    """Each function of a script, and its top level with functions and classes left out."""
+    scopes: list[list[cst.CSTNode]] = [[func] for func in facts.by_type.get(cst.FunctionDef, [])]
+    scopes.append([s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))])
+    return scopes
+
+
+def _keys_read(scope: list[cst.CSTNode]) -> frozenset[str]:
+    """The keys a scope reads by a string (`ckpt["G1"]`)."""
+    return frozenset(key for node in scope for sub in mt.findall(node, cst.Subscript) if len(sub.slice) == 1
+                     and isinstance(sub.slice[0].slice, cst.Index)
+                     and (key := string_value(sub.slice[0].slice.value)) is not None)
+
+
 def _names(texts: frozenset[str], name: str) -> bool:
     """Is one of `texts` the file name `name`, or a path ending in it?"""
     return any(text == name or text.endswith(("/" + name, "\\" + name)) for text in texts)
@@ -570,17 +632,12 @@ def _stripping_scopes(script: Path) -> tuple[_Reader, ...]:
     if module is None:
         return ()
     facts = Facts(module)
-    scopes: list[list[cst.CSTNode]] = [[func] for func in facts.by_type.get(cst.FunctionDef, [])]
-    scopes.append([s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))])
     readers = []
-    for scope in scopes:
+    for scope in _scopes(facts, module):
         loads = [c for node in scope for c in facts.calls_in(node) if facts.qualify(c.func) == "torch.load" and c.args]
         if loads and any(_takes_prefix_off(facts, node) for node in scope):
             named = any(re.search(r"[./\\]", text) for c in loads for text in _texts([c.args[0].value]))
-            entries = frozenset(key for node in scope for sub in mt.findall(node, cst.Subscript) if len(sub.slice) == 1
-                                and isinstance(sub.slice[0].slice, cst.Index)
-                                and (key := string_value(sub.slice[0].slice.value)) is not None)
-            readers.append(_Reader(frozenset(_texts(scope)), named, entries))
+            readers.append(_Reader(frozenset(_texts(scope)), named, _keys_read(scope)))
     return tuple(readers)
 
 
