@@ -1404,8 +1404,11 @@ class Facts:
         """The classes a call of the program's functions returns an instance of, where every value
         each returns (but None) is a call of a name that holds classes: a factory building what a
         configuration names (`data = instantiate(cfg["data"])`, whose `return cls(**params)` builds
-        any class `cls = getattr(importlib.import_module(module_path), name)` may be); [] otherwise
-        (a helper returning `Result(loader=...)` keeps its fields followed as before)."""
+        any class `cls = getattr(importlib.import_module(module_path), name)` may be), or where every
+        value is a construction of a class of the program (`get_trainer(name, **kwargs)`: `return
+        BasicTrainer(**kwargs)` or `return NaiveTrainer(**kwargs)` by name, the tda project's trainer
+        whose `trainer.build(...)` makes the optimizer: before, `trainer`'s methods ran nothing
+        ddpify read); [] otherwise."""
         funcs = [f for f in self.functions.get(dotted(call.func) or "", ()) if self.enclosing_class(f) is None]
         funcs = self._same_file(funcs, call) if funcs else funcs
         if not funcs:
@@ -1419,6 +1422,11 @@ class Facts:
         finally:
             self._instancing.difference_update(funcs)
         found = [c for c in found if c is not _CYCLE]
+        built = [[self.classes[r.func.value]] if isinstance(r, cst.Call) and isinstance(r.func, cst.Name)
+                 and r.func.value in self.classes else [] for f in funcs for r in self.returned(f)
+                 if not mt.is_name(r, "None")]
+        if built and all(built) and not all(found):
+            return list(dict.fromkeys(c for cs in built for c in cs))
         return [] if not found or not all(found) else list(dict.fromkeys(c for cs in found for c in cs))
 
     def _picked_instances(self, value: cst.BaseExpression, depth: int = 2) -> list[cst.ClassDef]:

@@ -5363,6 +5363,62 @@ def test_a_name_bound_to_an_optimizer_class_just_before_its_call_is_one_though_l
     assert "DistributedDataParallel(" not in only(NAME, looped)
 
 
+TRAINER_BY_NAME = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def build(self, optimizer_class):
+        self.optimizer = optimizer_class(self.model.parameters(), lr=0.1)
+
+    def fit(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            torch.nn.functional.mse_loss(self.model(x), y).backward()
+            self.optimizer.step()
+
+
+class NoisyTrainer(Trainer):
+    def fit(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            torch.nn.functional.mse_loss(self.model(x + 0.01 * torch.randn_like(x)), y).backward()
+            self.optimizer.step()
+
+
+def get_trainer(name, **kwargs):
+    if name == "plain":
+        return Trainer(**kwargs)
+    return NoisyTrainer(**kwargs)
+
+
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+trainer = get_trainer("noisy", model=model)
+trainer.build(torch.optim.SGD)
+trainer.fit(loader)
+"""
+
+
+def test_the_methods_of_what_a_function_returns_built_from_classes_of_the_program_are_those_classes():
+    """The twenty-fourth sweep's tda project (decision 0184): `trainer = get_trainer(config['trainer'],
+    model=model, device=device)`, whose `return BasicTrainer(**kwargs)` (or `NaiveTrainer`,
+    `TopologicalTrainer`) picks a class by name, then `trainer.build(optimizer_class=...)` makes the
+    optimizer. `trainer` was an instance of no class, so `trainer.build(...)` ran nothing ddpify read,
+    the optimizer class handed to it was never seen ("no optimizer is built in the code ddpify
+    read"): the model trained bare on every process. A call of the program's function every value of
+    which is a construction of its classes is an instance of those. Near miss: a branch that returns
+    something else (a `SimpleNamespace`), nothing is wrapped."""
+    out = only(NAME, TRAINER_BY_NAME)
+    assert "model = DistributedDataParallel(model, device_ids=device_ids(model))\n" in out
+    other = TRAINER_BY_NAME.replace("    return NoisyTrainer(**kwargs)\n", "    return types.SimpleNamespace(**kwargs)\n")
+    assert "DistributedDataParallel(" not in only(NAME, "import types\n" + other)
+
+
 OPTIMIZER_WRAPPERS = """\
 import torch
 from torch.utils.data import DataLoader
