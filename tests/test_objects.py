@@ -313,6 +313,10 @@ TRAINED = [  # optimizer source, the models it steps
     ("OPTS = [lambda ps, lr=1: torch.optim.Adam(ps, lr=lr)]\nG = Net()\nD = Net()\nopt = OPTS[0](lr=2, ps=G.parameters())\n",
      "G"),
     ("make = lambda ps: torch.optim.SGD(ps, lr=1)\nG = Net()\nD = Net()\nopt = make(D.parameters())\n", "D"),
+    # nanoGPT's param groups: a dict of `named_parameters()`, filtered again, read through `.items()` / `.values()`
+    ("G = Net()\nD = Net()\nps = {n: p for n, p in D.named_parameters()}\nps = {n: p for n, p in ps.items() if p.requires_grad}\n"
+     "decay = [p for n, p in ps.items() if p.dim() >= 2]\nrest = [p for p in ps.values() if p.dim() < 2]\n"
+     "opt = torch.optim.AdamW([{'params': decay}, {'params': rest, 'weight_decay': 0.0}])\n", "D"),
 ]
 
 
@@ -322,6 +326,14 @@ def test_which_models_an_optimizer_steps(source, models):
     (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
     expected = set().union(*(flow.values(last_use(facts, m)) for m in models.split()))
     assert flow.trained(opt) == expected and expected
+
+
+def test_a_dicts_keys_read_through_a_view_are_no_parameters():
+    """Near miss: `ps.keys()` of a dict of `G.named_parameters()` hands the optimizer names, not the
+    dict's values: it steps no model (only `.values()` and `.items()` read the parameters)."""
+    facts, flow = core("G = Net()\nps = {n: p for n, p in G.named_parameters()}\nopt = torch.optim.SGD(list(ps.keys()), lr=1)\n")
+    (opt,) = [c for c in facts.calls if (facts.qualify(c.func) or "").startswith("torch.optim.")]
+    assert not flow.trained(opt)
 
 
 def test_a_lambda_handed_another_lambdas_arguments_steps_no_model():
@@ -414,6 +426,40 @@ def test_a_local_variable_holding_functions_of_the_program_by_name_runs_them(bin
                     f"def main(args):\n    {binding}\n    fn(Net())\n")
     (call,) = [c for c in facts.calls if dotted(c.func) == "fn"]
     assert [f.name.value for f in facts.user_functions(call)] == runs
+
+
+@pytest.mark.parametrize("binding, runs", [
+    ("fn = functools.partial(train_a, lr=1)", ["train_a"]),
+    ("fn = partial(Task.batches, lr=1)", ["batches"]),  # a static method on its class
+    ("fn = partial(train_a) if args.a else partial(train_b)", []),  # a value that is no partial itself
+    ("fn = partial(Task.run, lr=1)", []),  # a plain method on the class: no call of it runs here
+    ("fn = partial(TRAINERS[args.name])", []),  # a lookup
+])
+def test_a_name_holding_a_partial_runs_the_function_it_wraps(binding, runs):
+    """smolerGPT (the twenty-fourth sweep's part C, decision 0186): `iter_batches =
+    partial(Task.iter_batches, ...)` at the top level of train.py, then `iter_batches(split="train")`,
+    ran nothing: the generator's DataLoader fed no training and every process read the whole stream."""
+    facts, _ = core("import functools\nfrom functools import partial\n"
+                    "def train_a(m, lr=0):\n    pass\ndef train_b(m, lr=0):\n    pass\n"
+                    "class Task:\n    @staticmethod\n    def batches(m, lr=0):\n        yield m\n"
+                    "    def run(self, m, lr=0):\n        pass\n"
+                    f"{binding}\nfn(Net())\n")
+    (call,) = [c for c in facts.calls if dotted(c.func) == "fn"]
+    assert [f.name.value for f in facts.user_functions(call)] == runs
+
+
+@pytest.mark.parametrize("call, param, passed", [
+    ("fn(x)", "m", "x"),  # by place, after the partial's own
+    ("fn(x)", "lr", "2"),  # the partial's keyword
+    ("fn(x, lr=3)", "lr", "3"),  # the call's keyword overrides it
+])
+def test_a_call_through_a_partial_passes_the_partials_arguments_then_its_own(call, param, passed):
+    """`argument_for` through `fn = partial(train, lr=2)`: the partial's arguments come first."""
+    facts, _ = core(f"from functools import partial\ndef train(m, lr=0):\n    pass\nfn = partial(train, lr=2)\n{call}\n")
+    (site,) = [c for c in facts.calls if dotted(c.func) == "fn"]
+    (func,) = facts.user_functions(site)
+    arg = facts.argument_for(site, func, param)
+    assert (facts.code(arg) if arg is not None else None) == passed
 
 
 @pytest.mark.parametrize("callers, runs", [

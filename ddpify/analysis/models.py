@@ -764,6 +764,8 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode], skip: frozenset[cs
         if mt.is_optimizer_factory(opt.func) and isinstance(opt.func, cst.Attribute):  # `model.configure_optimizers(...)`
             found.append((_owner(opt.func.value), opt, False, opt))
             continue
+        if _built_by_a_factory_call(facts, opt):
+            continue
         calls = parameter_calls(facts, opt)
         owners: dict[tuple[str, cst.CSTNode], list[bool]] = {}
         for call in calls:
@@ -793,6 +795,23 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode], skip: frozenset[cs
                     and _owner(loop.iter.func.value):
                 found.append((_owner(loop.iter.func.value), loop, False, loop))
     return [(owner, node, partial, at) for owner, node, partial, at in found if owner]
+
+
+def _built_by_a_factory_call(facts: Facts, optimizer: cst.CSTNode) -> bool:
+    """Is `optimizer` built over `self`'s parameters in the method a `model.configure_optimizers(...)`
+    call of the program runs (the method of that name)? That call is the optimizer the program keeps, and names the model
+    (`_trained_names`); the one inside, over `self.parameters()`, named the same model again by each
+    of its instances: before, a GPT built in both branches of `if resume:` was wrapped in each branch
+    and again after them, a wrapper in a wrapper (nanoGPT's `configure_optimizers`); now once, after
+    the `if`, where the call names it."""
+    method = facts.scope(optimizer)
+    calls = parameter_calls(facts, optimizer) if isinstance(optimizer, cst.Call) else []
+    if not isinstance(method, cst.FunctionDef) or facts.enclosing_class(optimizer) is None or not calls \
+            or not all(isinstance(c.func, cst.Attribute) and mt.is_name(c.func.value, "self") for c in calls):
+        return False  # a trainer's `configure_optimizers` over `self.model.parameters()` names its model itself
+    return any(o is not optimizer and mt.is_optimizer_factory(o.func) and isinstance(o.func, cst.Attribute)
+               and o.func.attr.value == method.name.value  # by the method's name, as the call is found: a `model`
+               for o in facts.optimizers if isinstance(o, cst.Call))  # `torch.compile` rebinds resolves to no class
 
 
 def _trains_itself(facts: Facts, optimizer: cst.CSTNode) -> Model | None:

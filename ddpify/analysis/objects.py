@@ -946,7 +946,7 @@ class Objects:
                 calls += [c for a in handed for c in self._parameters_in(a)]
                 continue
             ref = f.ref(name)
-            read = ref is not None and not isinstance(f.parent(name), cst.Attribute)
+            read = ref is not None and (not isinstance(f.parent(name), cst.Attribute) or self._viewed(name))
             sources = f.sources(ref) if read else []
             for source in sources:
                 calls += self._parameters_in(source)
@@ -962,6 +962,16 @@ class Objects:
                 calls += [c for loop in self.facts.loops_binding(ref) for c in self._parameters_in(loop.iter)]
         self._params[node] = tuple(dict.fromkeys(calls))
         return self._params[node]
+
+    def _viewed(self, name: cst.Name | cst.Attribute) -> bool:
+        """Is `name` a dict whose values are read here through a view of it (`param_dict.values()`,
+        `param_dict.items()`)? nanoGPT's `configure_optimizers` hands AdamW `[p for n, p in
+        param_dict.items() if p.dim() >= 2]` of `param_dict = {pn: p for pn, p in
+        self.named_parameters()}`: the parameters are the dict's (before, the name was read only
+        where no attribute was taken of it, and the optimizer trained no model ddpify could tell)."""
+        attr = self.facts.parent(name)
+        return isinstance(attr, cst.Attribute) and attr.attr.value in ("values", "items") \
+            and isinstance(call := self.facts.parent(attr), cst.Call) and call.func is attr and not call.args
 
     def _lambda_arguments(self, name: cst.Name) -> list[cst.BaseExpression] | None:
         """What the calls of a lambda pass for its parameter `name` reads, where `name` is one

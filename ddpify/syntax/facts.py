@@ -617,10 +617,44 @@ class Facts:
             _enter(self._calling, call)
             try:
                 self._callees[call] = self._named_callees(call) or self._through_parameter(call) or \
-                    self._through_module(call) or self._kept_inner_functions(call) or self._started_target(call)
+                    self._through_module(call) or self._kept_inner_functions(call) or self._started_target(call) or \
+                    self._through_partial(call)
             finally:
                 _leave(self._calling, call)
         return self._callees[call]
+
+    def _through_partial(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """`iter_batches(split="train")` where `iter_batches = functools.partial(Task.iter_batches,
+        batch_size=32)`: what the partial calls (`partial_bound`), a function of the program by its
+        name or a static or class method on its class (a smolerGPT's training batches drawn from a
+        generator made through a partial: before, the call ran nothing, the generator's DataLoader
+        fed no training, and every process trained on the whole stream)."""
+        found: list[cst.FunctionDef] = []
+        for bound in self.partial_bound(call):
+            target = bound.args[0].value
+            if isinstance(target, cst.Name):
+                defs = [f for f in self.functions.get(self._defined_name(target), ()) if self.enclosing_class(f) is None]
+            elif isinstance(target, cst.Attribute) and (cls := self._class_named(target.value)) is not None:
+                defs = [m for m in self._methods(cls, target.attr.value) if _static_or_class(m)]
+            else:
+                defs = []
+            if not defs:
+                return []
+            found += [f for f in defs if f not in found]
+        return found
+
+    def partial_bound(self, call: cst.Call) -> list[cst.Call]:
+        """The `functools.partial(f, ...)` calls the name `call` calls holds, where every value its
+        scope (its function, or the top level of its module) gives it is one; [] otherwise."""
+        if not isinstance(call.func, cst.Name):
+            return []
+        ref = self.ref(call.func)
+        values = [value for _, value, stmt in self.writes(ref) if not isinstance(stmt, cst.AugAssign)] \
+            if ref is not None else []
+        if not values or not all(isinstance(v, cst.Call) and self.qualify(v.func) == "functools.partial" and v.args
+                                 and v.args[0].keyword is None and not v.args[0].star for v in values):
+            return []
+        return [v for v in values if isinstance(v, cst.Call)]
 
     def starts(self, call: cst.Call) -> bool:
         """Does `call` start its `target=` in another process or thread (`STARTERS`)?"""
@@ -1869,6 +1903,8 @@ class Facts:
         names = self._positional_names(func)
         if self.starts(call):
             return _started_argument(call, names, param)
+        if bound := self.partial_bound(call):
+            return _partial_argument(bound, call, names, param)
         if self._misplaced(call, func):
             return None
         for arg in call.args:
@@ -3076,6 +3112,24 @@ def _started_argument(call: cst.Call, names: list[str], param: str) -> cst.BaseE
         if len(values) == len(args.value.elements) and names.index(param) < len(values):
             return values[names.index(param)]
     return None
+
+
+def _partial_argument(bound: list[cst.Call], call: cst.Call, names: list[str], param: str) -> cst.BaseExpression | None:
+    """What a call of a `functools.partial` passes for `param`: by name, the call's keyword, else
+    the partial's (the call's overrides it); by place, the partial's arguments after its function,
+    then the call's. Where the name holds several partials, or a `*`/`**` leaves places unknown: only
+    the call's own keyword."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == param:
+            return arg.value
+    if len(bound) != 1 or any(a.star for a in (*bound[0].args, *call.args)):
+        return None
+    given = [*bound[0].args[1:], *call.args]
+    for arg in given:
+        if arg.keyword is not None and arg.keyword.value == param:
+            return arg.value
+    positional = [a.value for a in given if a.keyword is None]
+    return positional[names.index(param)] if param in names and names.index(param) < len(positional) else None
 
 
 def _accepts(call: cst.Call, func: cst.FunctionDef) -> bool:

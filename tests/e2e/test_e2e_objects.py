@@ -30,6 +30,10 @@ fixtures/objects_ema (the eleventh sweep's EMA helper): `self.shadow = copy.deep
 fixtures/objects_stream (the fourteenth sweep's apds_liver_2p5d): a training loader over the program's
 IterableDataset, read by two workers that split its parts: each process takes its item of every round of
 two, no item on both, the same number of steps on each.
+fixtures/objects_stream_partial (the twenty-fourth sweep's smolergpt_accum_gradscaler, decision 0186): the program's
+IterableDataset read through a DataLoader inside a generator, a static method of a task class in another module, the
+generator reached through a `functools.partial` bound at the top level: each process takes its item of every round
+of two, as objects_stream's.
 fixtures/objects_datapipe (a library's stream, decision 0115): a training loader over a datapipe bound to a
 name (torch's own `IterableWrapper(...).map(...)`, as torchdata's): split in turn by `shard_loader`, as the
 program's own IterableDataset is, where a `sampler=` stopped every process.
@@ -135,7 +139,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_weight_dict": ((64,), {"weights.pt"}),
     "objects_helper_grads": ((64,), {"linear.pt"}),
 }
-EXTRA = {"objects_stream", "objects_datapipe", "objects_meter", "objects_inline", "objects_episodes"}  # cases with checks of their own (objects_stream: no sampler, no indices)
+EXTRA = {"objects_stream", "objects_stream_partial", "objects_datapipe", "objects_meter", "objects_inline", "objects_episodes"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}
 # cases whose gradients the runtime averages with its own all-reduce, no DDP round (average_gradients after
 # gradients set by hand; sync_gradients' hooks on an ensemble's members)
@@ -361,6 +365,25 @@ def test_an_iterable_datasets_stream_is_dealt_out_to_the_processes(runs):
     assert not set(per_rank[0][0].indices) & set(per_rank[1][0].indices), per_rank
     assert len(set(per_rank[0][0].indices)) == 31
     assert "epoch 2 samples 31" in run.rank_output[0], run.tail()
+
+
+def test_a_stream_a_generator_reached_through_a_partial_reads_is_dealt_out_to_the_processes(runs):
+    """40 samples a pass: each process takes 20 (5 batches of 4), none read by both, the same 20 each
+    epoch (read in order); the parameters agree. Before, `iter_batches(...)` of `iter_batches =
+    partial(Task.iter_batches, ...)` ran nothing ddpify knew: both processes read all 40."""
+    run = runs["objects_stream_partial"]
+    assert run.ok and run.probe.exited() == {0: 1, 1: 1}, run.tail()
+    problems = h.check_params_identical(run.probe, h.WORLD) + h.check_optimizers_identical(run.probe, h.WORLD)
+    assert not problems, "\n".join(problems)
+    passes = run.probe.passes()  # a loader made anew by each epoch's call of the generator: one pass each
+    per_rank = [[p for (r, _), ps in passes.items() if r == rank for p in ps] for rank in range(h.WORLD)]
+    assert [len(p) for p in per_rank] == [EPOCHS] * h.WORLD, per_rank
+    for rank in range(h.WORLD):
+        assert [len(p.indices) for p in per_rank[rank]] == [20] * EPOCHS, per_rank[rank]
+        assert len({frozenset(p.indices) for p in per_rank[rank]}) == 1, "a pass read other samples"
+        assert len([e for e in run.probe.of("step", rank)]) == 5 * EPOCHS
+    assert not set(per_rank[0][0].indices) & set(per_rank[1][0].indices), per_rank
+    assert "epoch 2 samples 20" in run.rank_output[0], run.tail()
 
 
 def test_a_model_built_inside_its_holders_construction_is_synced_and_saved_once_without_prefix(runs):

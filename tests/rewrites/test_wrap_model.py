@@ -336,6 +336,68 @@ optimizer = model.configure_optimizers(0.1)
 """, "an_optimizer_over_the_parameters_of_its_models_named_modules_trains_the_model_not_a_name_of_forward",
         scaffold=SCRIPT.instead_of("model", "optimizer")),
     pair("""\
+class GPT(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(2, 4)
+        self.head = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+    def configure_optimizers(self, weight_decay, lr):
+        param_dict = {pn: p for pn, p in self.named_parameters()}
+        param_dict = {pn: p for pn, p in param_dict.items() if p.requires_grad}
+        decay_params = [p for n, p in param_dict.items() if p.dim() >= 2]
+        nodecay_params = [p for n, p in param_dict.items() if p.dim() < 2]
+        optim_groups = [{"params": decay_params, "weight_decay": weight_decay},
+                        {"params": nodecay_params, "weight_decay": 0.0}]
+        return torch.optim.AdamW(optim_groups, lr=lr)
+
+resume, compile_model = False, False
+if resume:
+    model = GPT()
+    model.load_state_dict(torch.load("ckpt.pt"))
+else:
+    model = GPT()
+optimizer = model.configure_optimizers(0.1, 1e-3)
+if compile_model:
+    model = torch.compile(model)
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+class GPT(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(2, 4)
+        self.head = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+    def configure_optimizers(self, weight_decay, lr):
+        param_dict = {pn: p for pn, p in self.named_parameters()}
+        param_dict = {pn: p for pn, p in param_dict.items() if p.requires_grad}
+        decay_params = [p for n, p in param_dict.items() if p.dim() >= 2]
+        nodecay_params = [p for n, p in param_dict.items() if p.dim() < 2]
+        optim_groups = [{"params": decay_params, "weight_decay": weight_decay},
+                        {"params": nodecay_params, "weight_decay": 0.0}]
+        return torch.optim.AdamW(optim_groups, lr=lr)
+
+resume, compile_model = False, False
+if resume:
+    model = GPT()
+    model.load_state_dict(torch.load("ckpt.pt"))
+else:
+    model = GPT()
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = model.configure_optimizers(0.1, 1e-3)
+if compile_model:
+    model = torch.compile(model)
+""", "nanogpts_configure_optimizers_over_a_dict_of_named_parameters_wraps_a_model_built_in_two_branches_once",
+        scaffold=SCRIPT.instead_of("model", "optimizer")),
+    pair("""\
 
 
 for epoch in range(3):
