@@ -170,6 +170,14 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                        f"`{name}` sums this process's shard of the data only and is read undivided: it covers "
                        "about 1/world_size of it; all_reduce it first (torch.distributed.all_reduce)")
         names = sorted({name for name, _ in divided} | averaged | undivided)
+        itemized = _items_divided_by(facts, loop, scope, counts & set(names)) if not celled else None
+        if itemized is not None and names and summable and set(names) <= restarted:
+            at, cells, count = itemized
+            edits.todo(at, f"`{cells}` adds up this process's shard item by item and is divided here by "
+                       f"`{count}`, which counts it too: ddpify adds up no item of it over the processes, so it "
+                       f"leaves {', '.join(f'`{n}`' for n in names)} this process's as well (about 1/world_size of "
+                       f"the data); all_reduce them and each item of `{cells}` first (torch.distributed.all_reduce)")
+            continue
         if names and summable and set(names) <= restarted:
             summed = ", ".join(names)
             edits.insert_after(loop, f"{summed} = sum_over_shards({facts.code(loader)}, {summed})\n")
@@ -504,6 +512,26 @@ def _sum_cells(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> bool:
     return True
 
 
+def _items_divided_by(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNode,
+                      counts: set[str]) -> tuple[cst.SimpleStatementLine, str, str] | None:
+    """A statement after the loop that divides by one of its counts a container the loop adds to item
+    by item (`total_metrics[k] += n * value` in the batch loop, then `total_metrics = {k: v / num_samples
+    for k, v in total_metrics.items()}`, a template's `fit_epoch`), with the container and the count:
+    summed over the processes, the count would divide items that are this process's alone (each
+    metric about 1/world_size of its mean, silently); None where there is none."""
+    cells = {n.target.value.value for n in facts.findall(loop.body, cst.AugAssign)
+             if isinstance(n.operator, cst.AddAssign) and isinstance(n.target, cst.Subscript)
+             and isinstance(n.target.value, cst.Name)}
+    if not cells or not counts:
+        return None
+    for stmt in _later_statements(facts, loop, scope):
+        read = {n.value for n in facts.findall(stmt, cst.Name)} & cells  # (bound again there too: `d = {k: v / n ...}`)
+        count = next((c for _, divisor in _divisions(facts, stmt) if (c := _count_in(divisor)) in counts), None)
+        if read and count is not None:
+            return stmt, sorted(read)[0], count
+    return None
+
+
 def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst.While, edits: Edits) -> None:
     """Warn where a pass that trains nothing reads a sharded training loader and nothing of it was
     summed (`validate(net, train_loader)` after training, whose loop collects its predictions): each
@@ -666,13 +694,16 @@ def _divisions(facts: Facts, stmt: cst.CSTNode) -> list[tuple[cst.BaseExpression
 
 def _full_size(facts: Facts, node: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
     """Is the divisor the full dataset size: written out, or a name of the function that holds it
-    (`n = len(self.train_loader.dataset)`, then `correct / n`)?"""
-    if _mentions_full_size(node) or isinstance(node, cst.Attribute) and node.attr.value in _length_attributes(facts):
-        return True
+    (`n = len(self.train_loader.dataset)`, then `correct / n`)? A name the function binds is what it
+    is bound to, whatever it is called: a template's `num_samples = 0` ... `num_samples +=
+    batch[0].size(0)` is a count of its own, though its name says size (read by its name, the loss
+    summed over the processes was divided by this process's count: twice the mean on two)."""
     ref = facts.ref(node, stmt) if isinstance(node, cst.Name) else None
     writes = facts.writes(ref) if ref is not None and ref.scope is facts.scope(stmt) else []
-    return bool(writes) and all(isinstance(at, cst.Assign) and _mentions_full_size(value)
-                                for _, value, at in writes)  # not a count of its own (`seen += y.size(0)`)
+    if writes:
+        return all(isinstance(at, cst.Assign) and _mentions_full_size(value)
+                   for _, value, at in writes)  # not a count of its own (`seen += y.size(0)`)
+    return _mentions_full_size(node) or isinstance(node, cst.Attribute) and node.attr.value in _length_attributes(facts)
 
 
 def _data_set_length(facts: Facts, divisor: cst.BaseExpression, loader: cst.BaseExpression) -> bool:

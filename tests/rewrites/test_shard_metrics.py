@@ -751,6 +751,54 @@ def test_a_sum_over_a_loader_made_in_the_same_function_is_summed_over_that_loade
     assert "        correct, total = sum_over_shards(train_loader, correct, total)\n" in out
 
 
+# a template's `fit_epoch` (decision 0184): a loss summed per sample over the shard, a count of its own named
+# `num_samples`; `{items}` after the loop
+COUNTED_BY_NAME = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def main():
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    for epoch in range(2):
+        epoch_loss, num_samples = 0.0, 0
+        totals = {{"mse": 0.0}}
+        for x, y in train_loader:
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            epoch_loss += loss.item() * x.size(0)
+            num_samples += x.size(0)
+            totals["mse"] += loss.item() * x.size(0)
+        epoch_loss /= num_samples
+{items}        print(epoch_loss)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_count_of_its_own_named_like_a_size_is_summed_with_the_sum_it_divides():
+    """The twenty-fourth sweep's template (decision 0184): `num_samples = 0` ... `num_samples +=
+    batch[0].size(0)` in the loop, `epoch_loss /= num_samples` after it. The divisor was read as the
+    full dataset size by its name: `epoch_loss` alone was summed over the processes and divided by
+    this process's count, twice the mean on two processes, silently. A name the function binds is
+    what it is bound to: a count, summed with the sum. Near miss: the same count also divides a dict
+    the loop adds to item by item (`totals["mse"] += ...`, then `{k: v / num_samples ...}`), which
+    ddpify does not add up: nothing is summed (each item would read half its mean), a TODO says so."""
+    from tests.support.snippets import only
+    out = only(NAME, COUNTED_BY_NAME.format(items=""))
+    assert "        epoch_loss, num_samples = sum_over_shards(train_loader, epoch_loss, num_samples)\n" in out
+    itemized = only(NAME, COUNTED_BY_NAME.format(items="        totals = {k: v / num_samples for k, v in totals.items()}\n"))
+    assert "sum_over_shards(" not in itemized
+    assert "        # TODO(ddpify): `totals` adds up this process's shard item by item and is divided here by " \
+           "`num_samples`" in itemized
+
+
 # an evaluation function run after training over the training loader and the test loader:
 # `{counts}` in its loop, `{after}` after it
 EVALUATED_AFTER = """\
