@@ -1297,17 +1297,30 @@ def _harmless(facts: Facts, refs: dict[Ref, Model], stmt: cst.CSTNode, writes: d
 
 def _write_atomically(facts: Facts, edits: Edits, stmt: cst.CSTNode) -> None:
     """`torch.save(state, path)` -> `with atomic_write(path) as tmp_path: torch.save(state, tmp_path)`:
-    the runtime renames the finished file over `path`, so a kill during the save keeps the last one."""
-    small = mt.sole(stmt, cst.Expr)
+    the runtime renames the finished file over `path`, so a kill during the save keeps the last one.
+    A one-line `if cond: torch.save(state, path)` (the `if` is the write, `_statements`) gets the same
+    `with` in a block of its own: it was guarded but left a plain save, where the same `if` on two
+    lines was written atomically."""
+    one_line = _one_line_if(stmt)
+    small = one_line if one_line is not None else mt.sole(stmt, cst.Expr)
     if small is None or not isinstance(small.value, cst.Call) or facts.qualify(small.value.func) != "torch.save":
         return
     target = _save_target(small.value)
     if target is None or _opened_handle(facts, target.value, stmt):
         return
     name = _fresh(facts, stmt, "tmp_path", set())
-    edits.replace(stmt, lambda node: _atomic(node, name),
+    edits.replace(stmt, (lambda node: _atomic_body(node, name)) if one_line is not None else
+                  (lambda node: _atomic(node, name)),
                   f"`{facts.code(target.value)}` written whole or not at all (a temporary file renamed over it)")
     edits.add_import("ddpify_runtime", "atomic_write")
+
+
+def _atomic_body(node: cst.If, name: str) -> cst.If:
+    """`if cond: torch.save(state, path)` -> `if cond:` and `with atomic_write(path) as tmp_path:
+    torch.save(state, tmp_path)` as its block (a comment after the save stays on the `if` line)."""
+    suite = cst.ensure_type(node.body, cst.SimpleStatementSuite)
+    line = cst.SimpleStatementLine(body=[suite.body[0].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)])
+    return node.with_changes(body=cst.IndentedBlock(header=suite.trailing_whitespace, body=[_atomic(line, name)]))
 
 
 def _opened_handle(facts: Facts, target: cst.BaseExpression, stmt: cst.CSTNode) -> bool:

@@ -109,7 +109,8 @@ for epoch in range(2):
         "change: os.mkdir runs on the main process only",
         "change: barrier() after it: the folder is used below",
     ]),
-    # near miss: a one-line `if` that saves a file read back below is still said to be a save
+    # near miss: a one-line `if` that saves a file read back below is still said to be a save; the save is
+    # written whole in a block of its own (it was guarded and left a plain save; decision 0185)
     pair("""\
 import os
 import torch
@@ -129,10 +130,12 @@ for epoch in range(2):
 import os
 import torch
 from torch.utils.data import DataLoader, TensorDataset
-from ddpify_runtime import barrier, is_main_process
+from ddpify_runtime import atomic_write, barrier, is_main_process
 
 model = torch.nn.Linear(2, 1)
-if not os.path.exists("init.pt") and is_main_process(): torch.save(model.state_dict(), "init.pt")
+if not os.path.exists("init.pt") and is_main_process():
+    with atomic_write("init.pt") as tmp_path:
+        torch.save(model.state_dict(), tmp_path)
 barrier()
 model.load_state_dict(torch.load("init.pt"))
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -144,6 +147,7 @@ for epoch in range(2):
         opt.step()
 """, "a_save_by_a_one_line_if_read_back_below_is_still_said_to_be_a_save", report=[
         "change: torch.save runs on the main process only",
+        "change: `\"init.pt\"` written whole or not at all (a temporary file renamed over it)",
         "change: barrier() after the save: the file is read back below",
     ]),
     # adjacent writes share one guard; the checkpoint is written to a temporary file and renamed
@@ -213,13 +217,16 @@ if is_main_process():
         torch.save(optimizer.state_dict(), tmp_path)
 """, "a_blank_line_between_guarded_writes_stays_blank", scaffold=TRAINS.at_end),
     # an `if` written on one line whose body writes is guarded by its own condition (sfujim/TD3:
-    # `if args.save_model: policy.save(...)` left every process writing, and nothing said so)
+    # `if args.save_model: policy.save(...)` left every process writing, and nothing said so); its save
+    # is written whole, in a block of its own (decision 0185)
     pair("""\
-if epoch % 2 == 0: torch.save(model.state_dict(), "m.pt")
+if epoch % 2 == 0: torch.save(model.state_dict(), "m.pt")  # every other epoch
 """, """\
-from ddpify_runtime import is_main_process
+from ddpify_runtime import atomic_write, is_main_process
 
-if epoch % 2 == 0 and is_main_process(): torch.save(model.state_dict(), "m.pt")
+if epoch % 2 == 0 and is_main_process():  # every other epoch
+    with atomic_write("m.pt") as tmp_path:
+        torch.save(model.state_dict(), tmp_path)
 """, "a_one_line_if_that_writes_takes_the_guard_in_its_condition", scaffold=TRAINS.end_of_epoch),
     pair("""\
 def save(path):
