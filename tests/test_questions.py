@@ -300,7 +300,10 @@ NONE_PARAMETER = ("import torch\n\n\ndef train(net, testloader=None):\n    for e
 @pytest.mark.parametrize("calls, shared", [
     ("train(net, torch.utils.data.DataLoader(ds))\ntrain(net, testloader=Net())", True),
     ("loaders = {'test': torch.utils.data.DataLoader(ds)}\ntrain(net, loaders['test'])", True),
-    ("train(net, torch.utils.data.DataLoader(ds))\ntrain(net)", False),  # the default None on one call
+    # the default None on one call, which every process makes: None alike (decision 0191)
+    ("train(net, torch.utils.data.DataLoader(ds))\ntrain(net)", True),
+    ("train(net, torch.utils.data.DataLoader(ds))\nif torch.distributed.get_rank() == 0:\n    train(net)", False),
+    ("train(net, torch.utils.data.DataLoader(ds) if torch.distributed.get_rank() == 0 else None)", False),
     ("train(net, make_loader())", False),  # a function's return may be None
 ])
 def test_a_parameter_tested_against_none_is_shared_where_every_call_hands_it_an_object(calls, shared):
@@ -317,13 +320,37 @@ NONE_ATTRIBUTE = ("import torch\n\n\nclass Trainer:\n    def __init__(self, mode
 
 @pytest.mark.parametrize("method, calls, shared", [
     ("", "Trainer(net, torch.utils.data.DataLoader(ds)).fit()", True),
-    ("", "Trainer(net, torch.utils.data.DataLoader(ds)).fit()\nTrainer(net).fit()", False),  # a default None
+    # a default None on one construction, which every process makes: None alike (decision 0191)
+    ("", "Trainer(net, torch.utils.data.DataLoader(ds)).fit()\nTrainer(net).fit()", True),
+    ("", "Trainer(net).fit()\nif torch.distributed.get_rank() == 0:\n    Trainer(net, torch.utils.data.DataLoader(ds)).fit()",
+     False),
     ("\n    def drop(self):\n        self.val_loader = None\n", "Trainer(net, torch.utils.data.DataLoader(ds)).fit()", False),
 ])
 def test_an_attribute_tested_against_none_is_shared_where_its_class_only_ever_stores_an_object(method, calls, shared):
     """A trainer's `if self.val_loader is not None:` around its validation, `self.val_loader` set in
-    `__init__` from what every construction passes (decision 0174)."""
+    `__init__` from what every construction passes (decision 0174), or None alike: a construction
+    that passes none, where every process makes it (decision 0191)."""
     facts = Facts(parse_module(NONE_ATTRIBUTE.format(method=method, calls=calls)))
+    test = next(n for n in facts.loops[0].body.body if isinstance(n, cst.If)).test
+    assert same_everywhere(facts, test) is shared
+
+
+# a configuration deep-copied and updated per run of a grid (`cfg = copy.deepcopy(CONFIG)`,
+# `cfg.update(override)`): a holder of what it is given, as shared as that and what fills it
+# (decision 0191); the test around an evaluation every few epochs
+DEEP_COPIED = ("import copy\nimport os\nimport random\n\nCONFIG = {{'epochs': 4, 'eval_every': 2}}\n\n\n"
+               "def run(override):\n    cfg = copy.deepcopy({copied})\n    cfg.update({update})\n"
+               "    for epoch in range(cfg['epochs']):\n        if epoch % cfg['eval_every'] == 0:\n            pass\n\n\n"
+               "for override in [{{'eval_every': 1}}, {{'lr': 0.1}}]:\n    run(override)\n")
+
+
+@pytest.mark.parametrize("copied, update, shared", [
+    ("CONFIG", "override", True),
+    ("CONFIG", "eval_every=random.randint(1, 3)", False),  # a draw of each process's own
+    ("dict(CONFIG, rank=int(os.environ['RANK']))", "override", False),  # a copy of a rank
+])
+def test_a_configuration_deep_copied_and_updated_is_as_shared_as_what_it_holds(copied, update, shared):
+    facts = Facts(parse_module(DEEP_COPIED.format(copied=copied, update=update)))
     test = next(n for n in facts.loops[0].body.body if isinstance(n, cst.If)).test
     assert same_everywhere(facts, test) is shared
 

@@ -3076,9 +3076,20 @@ def _binding_at(facts: Facts, model: Model, expr: cst.CSTNode) -> Model | None:
 
 
 def _keeps_binding(facts: Facts, target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
-    """`model = model.to(device)`, `model = train(model, ...)` (which returns its argument):
-    the name still holds what it held."""
+    """`model = model.to(device)`, `model = train(model, ...)` (which returns its argument),
+    `model = setup_objects.model` at the top level of another file than `setup_objects.py`'s (the
+    name that module binds, which the program's modules share: `Facts.module_attribute`): the name
+    still holds what it held.
+
+    Before, `import setup_objects` then `model = setup_objects.model` in the entry, the module
+    wrapping its `model` at its top level, read as a rebinding of the wrapped `model` to what
+    ddpify could not tell: the entry's `torch.save(model.state_dict(), ...)` kept the wrapper's
+    `module.` keys (decision 0174's fx7, the `from setup_objects import model` spelling fixed
+    there; 0191)."""
     name = dotted(target)
+    if isinstance(value, cst.Attribute) and isinstance(target, cst.Name):
+        held = facts.module_attribute(value)
+        return held is not None and held == facts.ref(target)
     if not isinstance(value, cst.Call) or name is None:
         return False
     if isinstance(value.func, cst.Attribute) and dotted(value.func.value) == name:

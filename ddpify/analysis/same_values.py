@@ -7,7 +7,9 @@ Two proofs, one a parameter of the other (`wide`), because the two errors cost d
   barrier goes, the test around an evaluation): literals, arguments (`args.x`, parameters every
   caller passes such values), loop and step counters, `len()` of a torch/torchvision loader or
   data set (not one of this process's own share) or of a loader an `Accelerator` prepared, pure
-  builtins and `math` of those, a helper that returns `parse_args()`. For `convert` a value
+  builtins and `math` of those, the standard library's holders and copies of those
+  (`copy.deepcopy(CONFIG)`, updated by shared values), a test against None of a value that is
+  None alike on every process (`_none_alike`), a helper that returns `parse_args()`. For `convert` a value
   wrongly thought shared leaves a stop that some processes take (a hang); one wrongly thought to
   differ costs one `agree_on`, a collective every process reaches.
 - the wide answer (`wide=True`, what `check` asks, where a value wrongly thought to differ is a
@@ -123,6 +125,7 @@ class SameValues:
         self._guarding: set[Ref] = ranks.cycles.following()  # the names `_bound_on_some_ranks` is answering
         self._core_names: dict[Ref, bool] = {}  # `_core_name`'s answers in the question under way (`_core_of`)
         self._sharding: dict[cst.ClassDef, bool] = {}  # `_mentions_sharding`
+        self._none_asked: set[object] = set()  # the names and attributes `_none_alike` is answering
 
     @cached_property
     def agreed_names(self) -> set[str]:
@@ -220,7 +223,7 @@ class SameValues:
             return self._core_call(node, proving)
         if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             return False
-        if isinstance(node, cst.Comparison) and (held := _tested_for_none(node)) is not None and self._never_none(held):
+        if isinstance(node, cst.Comparison) and (held := _tested_for_none(node)) is not None and self._none_alike(held):
             return True  # `testloader != None` of the loader every caller hands it: True on every process
         return all(self._core(child, proving) for child in node.children)
 
@@ -265,6 +268,57 @@ class SameValues:
                 return False
         return bool(writes) and all(v is not None and self._never_none(v, depth - 1) for v in writes)
 
+    def _none_alike(self, expr: cst.BaseExpression, depth: int = 4) -> bool:
+        """Is `expr` None on every process or an object on every process, so that a test of it
+        against None is the same on every process: an object on every path (`_never_none`), the
+        literal None, a name every write of which is one of those at a statement every process
+        runs alike (not under a test that may differ, `_branched`; a parameter: what each call
+        passes, its default where a call passes nothing, at a call every process makes), an
+        attribute of `self` that only its class sets, each time to such a value, the stores of
+        None in `__init__` only (what each construction hands it).
+
+        Before, the core asked "never None": `Trainer(net, val_loader)` and `Trainer(net)` in one
+        program, `self.val_loader = val_loader` tested by `if self.val_loader is not None:` around
+        the validation, differed, and the validation was kept whole, though every process makes
+        the same two constructions (decision 0174's leftover; 0191). Still refused: a conditional
+        (`saver = Saver() if rank == 0 else None`), a write under a rank test, a function's return,
+        a None stored by another method (`def drop(self): self.val_loader = None`)."""
+        f = self.facts
+        if mt.is_name(expr, "None") or self._never_none(expr, depth):
+            return True
+        if depth == 0 or self._per_process(expr):
+            return False
+        if isinstance(expr, cst.Attribute) and mt.is_name(expr.value, "self"):
+            cls = f.enclosing_class(expr)
+            stores = [(t, v, stmt) for t, v, stmt in f.assigns if isinstance(t, cst.Attribute) and t.attr.value == expr.attr.value]
+            mine = [(v, stmt) for t, v, stmt in stores if mt.is_name(t.value, "self") and f.enclosing_class(stmt) is cls]
+            key = (cls, expr.attr.value)
+            if cls is None or key in self._none_asked or not mine or len(mine) != len(stores):
+                return False
+            self._none_asked.add(key)
+            try:
+                return all(self._never_none(v, depth - 1) or _in_init(f, stmt) and not self._branched(stmt)
+                           and self._none_alike(v, depth - 1) for v, stmt in mine)
+            finally:
+                self._none_asked.discard(key)
+        ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+        if ref is None or ref in self._none_asked or f.unpacked_from(ref) or f.loops_binding(ref):
+            return False  # asked again while answering it (`if loader is None: loader = ...`): not proven
+        writes: list[tuple[cst.BaseExpression | None, cst.CSTNode]] = [(v, stmt) for _, v, stmt in f.writes(ref)]
+        if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope):
+            sites = f.call_sites(ref.scope)
+            default = next((p.default for p in (*ref.scope.params.params, *ref.scope.params.kwonly_params)
+                            if p.name.value == ref.name), None)
+            writes += [(f.argument_for(c, ref.scope, ref.name) or default, c) for c in sites]
+            if not sites:
+                return False
+        self._none_asked.add(ref)
+        try:
+            return bool(writes) and all(v is not None and not self._branched(stmt) and self._none_alike(v, depth - 1)
+                                        for v, stmt in writes)
+        finally:
+            self._none_asked.discard(ref)
+
     def _core_kept(self, node: cst.Attribute, proving: frozenset) -> bool:
         """`self.args` whose every write in its class is shared (`self.args = args` in `__init__`,
         each construction handing it the parsed command line), and that no code outside the class
@@ -307,13 +361,18 @@ class SameValues:
         return index.value.evaluated_value if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString) else None
 
     def _core_call(self, call: cst.Call, proving: frozenset) -> bool:
-        """A pure function of shared values (`int(x)`, `math.ceil(x)`), or `len(train_loader)`."""
+        """A pure function of shared values (`int(x)`, `math.ceil(x)`), a holder or copy of them
+        (`copy.deepcopy(CONFIG)`, `SimpleNamespace(**cfg)`), or `len(train_loader)`.
+
+        Before, the holders were the wide answer's only: `cfg = copy.deepcopy(CONFIG)` then
+        `cfg.update(override)` for each run of a grid differed for the core, and an evaluation
+        gated by `cfg["eval_every"]` was kept whole (decision 0174's fx3; 0191)."""
         f = self.facts
         name = dotted(call.func)
         if name == "len" and len(call.args) == 1 and (self._sized_data(call.args[0].value)
                                                       or self._counted_length(call.args[0].value, proving)):
             return True
-        if name in PURE_BUILTINS or (f.qualify(call.func) or "").startswith("math."):
+        if name in PURE_BUILTINS or (f.qualify(call.func) or "").startswith("math.") or f.qualify(call.func) in HOLDERS:
             return all(self._core(a, proving) for a in call.args)
         helpers = [] if f.builds(call) else f.user_functions(call)  # `args = get_args()`
         return bool(helpers) and all(self._returns_arguments(h) for h in helpers)
@@ -1527,6 +1586,12 @@ def _tested_for_none(test: cst.Comparison) -> cst.BaseExpression | None:
         return None
     left, right = test.left, test.comparisons[0].comparator
     return left if mt.is_name(right, "None") else right if mt.is_name(left, "None") else None
+
+
+def _in_init(f: Facts, stmt: cst.CSTNode) -> bool:
+    """Does `stmt` run in a class's `__init__` (each construction)?"""
+    scope = f.scope(stmt)
+    return isinstance(scope, cst.FunctionDef) and scope.name.value == "__init__"
 
 
 def _constant(value: cst.BaseExpression) -> bool:
