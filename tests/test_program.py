@@ -1756,6 +1756,26 @@ def test_the_folders_above_are_asked_about_once_per_program(monkeypatch):
     assert len(asked) == len(set(asked))
 
 
+def test_a_folder_is_listed_once_not_asked_about_each_import(monkeypatch):
+    """Each module a program imports is looked for beside the entry, in the folders it adds and
+    above it: a package (`torch/__init__.py`), a folder, a module (`torch.py`), by a `stat` each
+    (~40 a program). A folder's names are now listed once per program, and a name that is not
+    among them (without case) is absent without a `stat`; the modules of the project are found
+    as before (a package, a module, a namespace package)."""
+    write({"proj/scripts/train.py": "import os, json, torch, numpy.random\nimport helper, pkg.mod, ns.sub\n"
+                                    "x = 1\n",
+           "proj/scripts/helper.py": "y = 1\n", "proj/scripts/pkg/__init__.py": "", "proj/scripts/pkg/mod.py": "z = 1\n",
+           "proj/scripts/ns/sub.py": "w = 1\n"})
+    asked = []
+    for method in ("is_file", "is_dir", "exists"):
+        original = getattr(Path, method)
+        monkeypatch.setattr(Path, method, lambda self, original=original: asked.append(self.name) or original(self))
+    found = program("proj/scripts/train.py")
+    assert sorted(str(part.rel) for part in found.parts) == ["helper.py", "ns/sub.py", "pkg/__init__.py",
+                                                              "pkg/mod.py", "train.py"]
+    assert not {"os", "os.py", "json", "json.py", "torch", "torch.py", "numpy", "numpy.py"} & set(asked)
+
+
 def test_python_s_own_folders_are_found_once_per_process(monkeypatch):
     """Whether a folder is the standard library's or the installed packages' reads sysconfig's
     paths (~1 ms, most of the conversion of a short module of the standard library); they are the

@@ -194,6 +194,23 @@ class _Lookups:
         self._git: dict[Path, bool] = {}
         self._present: dict[tuple[Path, str], bool] = {}
         self._on_pythonpath: dict[tuple[Path, str], list[Path]] = {}
+        self._names: dict[Path, frozenset[str] | None] = {}
+
+    def absent(self, folder: Path, name: str) -> bool:
+        """Does `folder` hold neither `name` nor `name.py`, so that every `stat` of a package, a
+        folder or a module of that name there would fail? Answered from the folder's names, listed
+        once (`_listing`), not by a `stat` per question: a program asks it of its folders for every
+        module it imports (`torch`, `numpy.random`: in none of them), ~40 `stat` calls a program
+        before. Compared without case (a file system that ignores it finds `Utils.py` for `utils`,
+        which the `stat` then decides); never where the folder cannot be listed (a `stat` may still
+        reach inside) or the name is no ASCII identifier (a file system may normalise it)."""
+        if folder not in self._names:
+            self._names[folder] = _listing(folder)
+        names = self._names[folder]
+        if names is None or not (name.isascii() and name.isidentifier()):
+            return False
+        lowered = name.lower()
+        return lowered not in names and f"{lowered}.py" not in names
 
     def installed(self, folder: Path) -> bool:
         """`_installed`: asked of the same folders above the entry for each module it imports."""
@@ -217,7 +234,8 @@ class _Lookups:
         folders for each name a program imports that is found nowhere beside the entry."""
         key = (folder, top)
         if key not in self._present:
-            self._present[key] = (folder / top).exists() or (folder / f"{top}.py").exists()
+            self._present[key] = not self.absent(folder, top) and (
+                (folder / top).exists() or (folder / f"{top}.py").exists())
         return self._present[key]
 
     def on_pythonpath(self, root: Path) -> list[Path]:
@@ -230,7 +248,7 @@ class _Lookups:
     def files(self, base: Path, name: str) -> list[tuple[Path, str]]:
         key = (base, name)
         if key not in self._files:
-            self._files[key] = _files(base, name)
+            self._files[key] = [] if self.absent(base, name.partition(".")[0]) else _files(base, name)
         return self._files[key]
 
     def imports(self, part: Part, root: Path, argv: tuple[str, ...] | None = None) -> tuple:
@@ -261,8 +279,8 @@ def _located(root: Path, name: str, folders: dict[Path, cst.Call], aboves: dict[
     if not files and not any(lookups.present(f, top) for f in (root, *folders)):
         above = _above(root, top, aboves, lookups)  # not beside the entry at all: maybe above it
         if above is None:  # or in a folder of the project's on PYTHONPATH (`PYTHONPATH=core`)
-            above = next((f for f in lookups.on_pythonpath(root) if (f / top).is_dir() or (f / f"{top}.py").is_file()),
-                         None)
+            above = next((f for f in lookups.on_pythonpath(root) if not lookups.absent(f, top)
+                          and ((f / top).is_dir() or (f / f"{top}.py").is_file())), None)
         if above is not None:
             base, via, files = above, None, lookups.files(above, name)
     return base, via, files
@@ -376,14 +394,25 @@ def _above(root: Path, top: str, cache: dict[str, Path | None], lookups: _Lookup
         for folder in list(root.parents)[:lookups.reach(root)] if not lookups.git(root) else ():
             if lookups.installed(folder):
                 break
-            found = next((base for base in (folder, folder / "src") if (base / top).is_dir()
-                          or lone and (base / f"{top}.py").is_file()), None)
+            found = next((base for base in (folder, folder / "src") if not lookups.absent(base, top)
+                          and ((base / top).is_dir() or lone and (base / f"{top}.py").is_file())), None)
             if found is not None:
                 cache[top] = found
                 break
             if lookups.git(folder):
                 break
     return cache[top]
+
+
+def _listing(folder: Path) -> frozenset[str] | None:
+    """The names in `folder`, lowercased: none where it is no folder (nothing is reached through
+    it), None where it cannot be listed."""
+    try:
+        return frozenset(name.lower() for name in os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return frozenset()
+    except (OSError, ValueError):
+        return None
 
 
 def _elsewhere(top: str) -> bool:
