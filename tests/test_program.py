@@ -2135,12 +2135,25 @@ def test_an_optimizer_class_a_factory_registered_by_item_in_its_base_is_an_optim
     the code ddpify read"), the loader whole. The table's items are what its stores put there, a
     stored parameter what the calls of its method pass, in the reading class's kin only: a sibling
     factory registering losses (`LossFactory`, one `self._makers` for the base's classes) is no
-    part of `OptimFactory`'s table. Near miss: `OptimFactory` registering a function of the program
-    too is no optimizer class."""
+    part of `OptimFactory`'s table; read in the base's own method (`lookup`), the table is the kin's of
+    the class of the object it runs on (`OptimFactory()`). Near miss: `OptimFactory` registering a
+    function of the program too is no optimizer class."""
     write(FACTORIES)
     code = convert_program(program()).code
     assert "DistributedDataParallel(model, device_ids=device_ids(model))" in code
     assert "sampler=DistributedSampler(" in code or "shard_loader(loader)" in code
+    # the base class's own lookup, not overridden: read on an `OptimFactory()`, the table is that class's kin's
+    inherited = dict(FACTORIES, **{
+        "factories.py": FACTORIES["factories.py"].replace(
+            "        def create(self, key):\n            maker = self._makers.get(key)\n            if not maker:\n"
+            "                raise ValueError(key)\n            return maker\n", "").replace(
+            "        def create(self, key, **kwargs):\n",
+            "        def lookup(self, key):\n            return self._makers.get(key)\n\n"
+            "        def create(self, key, **kwargs):\n"),
+        "train.py": FACTORIES["train.py"].replace('OptimFactory().create("sgd")', 'OptimFactory().lookup("sgd")')})
+    assert "return maker\n" not in inherited["factories.py"] and "def lookup" in inherited["factories.py"]
+    write(inherited)
+    assert "DistributedDataParallel(model, device_ids=device_ids(model))" in convert_program(program()).code
     mixed = dict(FACTORIES, **{"factories.py": FACTORIES["factories.py"].replace(
         '            self.register("adam", torch.optim.Adam)\n',
         '            self.register("adam", torch.optim.Adam)\n            self.register("none", make_none)\n').replace(

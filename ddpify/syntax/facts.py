@@ -2595,20 +2595,22 @@ class Facts:
         return bool(funcs) and all(self.enclosing_class(f) is None and
                                    any(o is not call and self.is_inside(o, f) for o in optimizers) for f in funcs)
 
-    def _holds_optimizer_class(self, func: cst.BaseExpression, depth: int = 4) -> bool:
+    def _holds_optimizer_class(self, func: cst.BaseExpression, depth: int = 4,
+                               receivers: tuple[cst.ClassDef, ...] = ()) -> bool:
         """Is `func` a name every value of which is an optimizer class, as written where it is bound
         (`optimizer = torch.optim.Adam`, `opt_cls = optim.SGD if args.sgd else optim.Adam`), or an item
         of a dict display of optimizer classes by name (`OPTIMIZERS[name]` after `OPTIMIZERS = {'sgd':
         optim.SGD, 'adam': optim.Adam}`, or in an attribute: `self.optimizers[name]`)? Names and `self.x` are followed through what is bound to them,
         arguments for parameters included: `self.optim(self.model.parameters())` in a trainer whose
         `__init__(self, model, optim)` stores `self.optim = optim`, built as `Trainer(model, optim=optim.Adam)`;
-        a `functools.partial` of an optimizer class is one too (`Trainer(net, partial(torch.optim.SGD, lr=0.1))`)."""
+        a `functools.partial` of an optimizer class is one too (`Trainer(net, partial(torch.optim.SGD, lr=0.1))`).
+        `receivers`: the classes of the object whose method's return is being read (`registered`)."""
         if isinstance(func, cst.Subscript) and _own_name(func.value):
-            items = self.dict_values(func.value) or self.registered(func)
+            items = self.dict_values(func.value) or self.registered(func, receivers)
             return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
                                        and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
         if isinstance(func, cst.Call) and _registry_read(func) is not None:  # `self._creators.get(name)`
-            items = self.registered(func)
+            items = self.registered(func, receivers)
             return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
                                        and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
         if isinstance(func, cst.Call):
@@ -2621,7 +2623,7 @@ class Facts:
             reaching if reaching is not None else self.sources(ref) + self.default_left_out(ref))] if ref is not None else []
         return bool(values) and all(isinstance(v, (cst.Call, cst.Subscript)) and (
                                         self._looks_up_optimizer_class(v) or _registry_read(v) is not None
-                                        and self._holds_optimizer_class(v, 0) or isinstance(v, cst.Call)
+                                        and self._holds_optimizer_class(v, 0, receivers) or isinstance(v, cst.Call)
                                         and depth > 0 and self._returns_optimizer_class(v, depth - 1)) or
                                     isinstance(v, (cst.Name, cst.Attribute)) and
                                     (mt.is_optimizer(self.qualify(v), cst.Call(func=v)) or
@@ -2635,10 +2637,11 @@ class Facts:
         funcs = self.user_functions(call)
         if not funcs or self._instances_of(call):
             return False
+        receivers = tuple(self._instances_of(call.func.value)) if isinstance(call.func, cst.Attribute) else ()
         values = [v for f in funcs for v in _branches(self.returned(f))]
         return bool(values) and all(isinstance(v, (cst.Name, cst.Attribute)) and mt.is_optimizer(self.qualify(v), cst.Call(func=v))
                                     or isinstance(v, (cst.Name, cst.Attribute, cst.Subscript, cst.Call))
-                                    and self._holds_optimizer_class(v, depth) for v in values)
+                                    and self._holds_optimizer_class(v, depth, receivers) for v in values)
 
     def dict_values(self, expr: cst.BaseExpression, depth: int = 3) -> list[cst.BaseExpression]:
         """The values of the dict displays a name holds, merged as the program merges them
@@ -2662,7 +2665,8 @@ class Facts:
                 values += found
         return values
 
-    def registered(self, read: cst.Subscript | cst.Call) -> list[cst.BaseExpression]:
+    def registered(self, read: cst.Subscript | cst.Call, receivers: tuple[cst.ClassDef, ...] = ()
+                   ) -> list[cst.BaseExpression]:
         """The values a registry read may give, where the table is filled by item stores: `table[key]`
         or `table.get(key)` of a name or `self.x` bound only to dict displays (their values) and
         stored into by item (`self._creators[key] = creator` in a base class's `register(self, key,
@@ -2670,17 +2674,21 @@ class Facts:
         (`self.register("Adam", Adam)` in an `OptimizerFactory.__init__`). A `self.x` is one table
         for a class and its bases (one `Ref`), but an instance of one subclass never holds what a
         sibling stores (`ModelFactory`'s lambdas, `LossFactory`'s losses): stores and calls made in
-        the methods of a class that is no kin of the reading one are left out. [] where anything
-        else binds the table or fills it (a store of a value it cannot follow)."""
+        the methods of a class that is no kin of the reading one are left out; where the read is a
+        method's of a base class that the object it runs on (`receivers`: `OptimizerFactory()` whose
+        `create` is `Factory`'s) extends, the kin of that object's class. [] where anything else binds
+        the table or fills it (a store of a value it cannot follow)."""
         table = _registry_read(read)
         ref = self.ref(table) if table is not None and _own_name(table) else None
         if ref is None:
             return []
         reader = self.enclosing_class(read)
+        readers = [r for r in receivers if reader is not None and reader in self.lineage(r)] or \
+            ([reader] if reader is not None else [])
 
         def kin(node: cst.CSTNode) -> bool:
             cls = self.enclosing_class(node)
-            return reader is None or cls is None or self.kin_classes(cls, reader)
+            return not readers or cls is None or all(self.kin_classes(cls, r) for r in readers)
 
         writes, stores = self.writes(ref), self._item_stores.get(ref, [])
         known = {id(value) for _, value, _ in writes} | {id(value) for value, _ in stores}
