@@ -1128,17 +1128,27 @@ _SAME_NUMBER = ("item", "detach", "cpu", "float", "double", "clone")
 
 def _divided_or_handed_on(ctx: Context, use: cst.Name) -> bool:
     """Is this use of the value (before or after the reduce) a division (`x / n`, `x /= n`,
-    `x.div_(n)`, also of the number read out of it: `x.item() / n`, `x.detach().cpu() / n`), or
-    does it go somewhere this function cannot see (an argument of a call other than a print, a
-    return, another name)?"""
+    `x.div_(n)`, also of the number read out of it or of a product of it: `x.item() / n`,
+    `x.detach().cpu() / n`, `x * 1.0 / n`), or does it go somewhere this function cannot see (an
+    argument of a call other than a print, a return, another name)?
+
+    The product: axial-deeplab's `val_loss.update(loss * 1.0 / args.ngpus_per_node)` divides the
+    sum right after the reduce; read as undivided before (the division's left side is `loss * 1.0`,
+    not `loss`), as divided now. A product that nothing divides (`meter.update(loss * 100)`) is
+    still the sum."""
     f = ctx.facts
     read, outer = use, f.parent(use)
-    while isinstance(outer, cst.Attribute) and outer.value is read and outer.attr.value in _SAME_NUMBER \
-            and isinstance(call := f.parent(outer), cst.Call) and call.func is outer and not call.args:
-        read, outer = call, f.parent(call)
+    while True:
+        if isinstance(outer, cst.Attribute) and outer.value is read and outer.attr.value in _SAME_NUMBER \
+                and isinstance(call := f.parent(outer), cst.Call) and call.func is outer and not call.args:
+            read, outer = call, f.parent(call)
+        elif isinstance(outer, cst.BinaryOperation) and isinstance(outer.operator, cst.Multiply):
+            read, outer = outer, f.parent(outer)
+        else:
+            break
     if read is not use and isinstance(outer, cst.BinaryOperation) and outer.left is read \
             and isinstance(outer.operator, (cst.Divide, cst.FloorDivide)):
-        return True  # `loss.item() / world_size`: the number read out of it, divided
+        return True  # `loss.item() / world_size`, `loss * 1.0 / n`: the number read out of it, divided
     parent = f.parent(use)
     if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Divide, cst.FloorDivide)) \
             or isinstance(parent, cst.AugAssign) and isinstance(parent.operator, (cst.DivideAssign, cst.FloorDivideAssign)):
