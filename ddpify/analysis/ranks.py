@@ -1155,6 +1155,29 @@ class Ranks:
             return any(self._one_rank(c) for c in _conjuncts(guard.test))
         return any(self._but_one_rank(c) for c in _conjuncts(guard.test))
 
+    def rank_zero_only(self, node: cst.CSTNode, depth: int = 3) -> bool:
+        """Does `node` run on global rank 0 alone: in the body of a rank test one of whose
+        conjuncts holds there only (`rank == 0`, `dist.get_rank() == 0`, `is_main_process()`; not
+        `local_rank == 0`, one process a node), or in a function every call of which does, `depth`
+        calls up? (`_one_rank` also takes `rank == 3`, one process but not necessarily rank 0.)"""
+        f = self.facts
+        guard = self.rank_guard(node)
+        while guard is not None:
+            if f.is_inside(node, guard.body) and any(self._rank_zero(c) for c in _conjuncts(guard.test)):
+                return True
+            guard = self.rank_guard(guard)
+        func = f.scope(node)
+        sites = f.entries(func) if isinstance(func, cst.FunctionDef) and depth else []
+        return bool(sites) and all(self.rank_zero_only(site, depth - 1) for site in sites)
+
+    def _rank_zero(self, test: cst.BaseExpression) -> bool:
+        """`rank == 0`, `dist.get_rank() == 0`, `is_main_process()`: a test that holds on global rank 0 only."""
+        if isinstance(test, cst.Comparison):
+            value = test.comparisons[0].comparator
+            return self._one_rank(test) and isinstance(value, cst.Integer) and value.value == "0" \
+                and not self.is_local_rank(test.left)
+        return self._one_rank(test)
+
     def _but_one_rank(self, test: cst.BaseExpression) -> bool:
         """`rank != 0`, `rank > 0`, `not is_main_process()`, `accelerator.is_main_process == 0`
         (`== False`, `is False`): a rank test that fails on one process only."""

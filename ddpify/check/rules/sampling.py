@@ -536,7 +536,9 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     range(num_tasks): ... if key in seen: continue`, as VideoMAE merges its test views), nor in a
     program that combines nothing across processes (no collective that sums or gathers, no library
     that does: torchmetrics' functional API computes in the calling process alone; the repeats go to the last processes, never to rank 0, and each reports its own
-    shard's numbers), nor where every loop over the loader keeps only its last batch's values (no
+    shard's numbers), nor where rank 0 alone reads the loader (every loop over it under `if rank ==
+    0:`: its shard holds no repeat, and no other process joins it), nor where every loop over the
+    loader keeps only its last batch's values (no
     `+=`, no `append`, no metric updated: a test that logs its last batch's losses makes no figure
     over the set) or its results by a key the batch's items carry (`for x, y, idx in loader:` ...
     `top5[int(idx_all[i])] = p`: a repeat rewrites its own entry), nor for
@@ -554,7 +556,7 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
             continue
         if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call) \
                 and not _taken_by_nothing(ctx, call) and _combines_across_processes(ctx, call) \
-                and not _no_figure_counts_a_repeat(ctx, call):
+                and not _no_figure_counts_a_repeat(ctx, call) and not _read_on_rank_zero_only(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
@@ -572,6 +574,21 @@ def _no_figure_counts_a_repeat(ctx: Context, sampler: cst.Call) -> bool:
     return bool(loops) and all(keeps_only_its_last_batch(f, lp) or keeps_results_by_sample_key(f, lp)
                                for lp in loops) and all(
         f.user_functions(c) or (dotted(c.func) or "") in ("len", *mt.ITERATION_WRAPPERS) for c in passed)
+
+
+def _read_on_rank_zero_only(ctx: Context, sampler: cst.Call) -> bool:
+    """Does rank 0 alone read the loaders of `sampler`: every loop over them, and every call they
+    are handed to, under a test that holds on global rank 0 only (`ranks.rank_zero_only`: `if rank
+    == 0:` ... `for x, y in test_loader:`, here or at every call of the function)? The padding's
+    repeats go to the last processes, never to rank 0, and what one process reads alone no
+    collective combines: its figures hold no repeat.
+
+    Before: VRWKV's `if rank == 0:` confusion matrix over `test_loader` (a `DistributedSampler`'s
+    shard) was reported, since the training loop all-reduces its loss; now silent. Evaluated on
+    every process, or under `local_rank == 0` (one process a node, the last node's may hold
+    repeats), it is still reported."""
+    loops, passed = _readers(ctx, sampler)
+    return bool(loops or passed) and all(ctx.ranks.rank_zero_only(node) for node in (*loops, *passed))
 
 
 def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
