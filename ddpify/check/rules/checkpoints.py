@@ -625,9 +625,10 @@ def _stripping_scopes(script: Path) -> tuple[_Reader, ...]:
     """Each function of `script` (and its top level, functions left out) that loads a checkpoint
     (`torch.load`) and takes the `module.` prefix off keys (`_takes_prefix_off`:
     `.replace("module.", "")`, `k[7:]`, `removeprefix("module.")`, a cut from where the model's
-    names start): the strings written in it, whether one of its loads names a file (a string with a
-    dot or a slash in its first argument; `config["checkpoint_dir"]` names none), and the keys it
-    reads."""
+    names start) or loads a state dict into a wrapper whose keys have it (`_loads_into_a_wrapper`:
+    `model = nn.DataParallel(model)` then `model.load_state_dict(ckpt["state_dict"])`): the
+    strings written in it, whether one of its loads names a file (a string with a dot or a slash
+    in its first argument; `config["checkpoint_dir"]` names none), and the keys it reads."""
     module = _parsed(script)
     if module is None:
         return ()
@@ -635,7 +636,7 @@ def _stripping_scopes(script: Path) -> tuple[_Reader, ...]:
     readers = []
     for scope in _scopes(facts, module):
         loads = [c for node in scope for c in facts.calls_in(node) if facts.qualify(c.func) == "torch.load" and c.args]
-        if loads and any(_takes_prefix_off(facts, node) for node in scope):
+        if loads and any(_takes_prefix_off(facts, node) or _loads_into_a_wrapper(facts, node) for node in scope):
             named = any(re.search(r"[./\\]", text) for c in loads for text in _texts([c.args[0].value]))
             readers.append(_Reader(frozenset(_texts(scope)), named, _keys_read(scope)))
     return tuple(readers)
@@ -729,7 +730,14 @@ def _reads(f, loads: list[tuple[cst.BaseExpression | None, tuple[str, ...] | Non
 
 def _plainly_from(f, saved: cst.BaseExpression, depth: int = 4) -> list[cst.BaseExpression]:
     """`saved` and what it holds as a whole: the values its name is assigned (not items stored
-    into it), what a function of the program returns, as deep."""
+    into it), what a function of the program returns, what every call of a save helper passes
+    the parameter it saves (`def save_checkpoint(state, d, epoch): torch.save(state, ...)`,
+    `save_checkpoint({"state_dict": model.state_dict(), ...}, d, epoch + 1)`), as deep.
+
+    The parameter: before, the dict a save helper is handed was not held whole, so the entry its
+    `model.state_dict()` is was not known (`_entry`: None), and a reader of the `"state_dict"`
+    entry beside the script (rxtan2's evaluation script) was not asked; now it is
+    `("state_dict",)`."""
     found = [saved]
     if depth and isinstance(saved, cst.Call) and not f.builds(saved):
         found += [p for func in f.user_functions(saved) for r in f.returned(func) for p in _plainly_from(f, r, depth - 1)]
@@ -737,6 +745,10 @@ def _plainly_from(f, saved: cst.BaseExpression, depth: int = 4) -> list[cst.Base
     if ref is not None:
         found += [p for _, value, stmt in f.writes(ref) if not isinstance(stmt, cst.AugAssign)
                   for p in _plainly_from(f, value, depth - 1)]
+        func = ref.scope
+        if isinstance(func, cst.FunctionDef) and ref.name in param_names(func):
+            found += [p for site in f.call_sites(func) if (arg := f.argument_for(site, func, ref.name)) is not None
+                      for p in _plainly_from(f, arg, depth - 1)]
     return found
 
 
@@ -874,6 +886,30 @@ def _takes_prefix_off(f, func: cst.FunctionDef) -> bool:
                              and (string_value(c.args[0].value) or "").startswith(PREFIX)
                              and (len(c.args) < 2 or not (string_value(c.args[1].value) or "").startswith(PREFIX))
                              for c in f.calls_in(func))
+
+
+# the wrappers whose `state_dict()` keys start with `module.`, as `Facts.qualify` spells them
+PREFIXED_WRAPPERS = frozenset({"torch.nn.DataParallel", "torch.nn.parallel.DistributedDataParallel"})
+
+
+def _loads_into_a_wrapper(f, node: cst.CSTNode) -> bool:
+    """Does `node` load a state dict into a name that holds a wrapper there (`model =
+    nn.DataParallel(model)` ... `model.load_state_dict(checkpoint["state_dict"])`: the last
+    assignment of the name before the load is the wrap)? The wrapper's keys start with `module.`,
+    as the DDP wrapper's checkpoint has them: it loads as saved.
+
+    Before: rxtan2's evaluation script, which loads the training script's checkpoint into
+    `torch.nn.DataParallel(model)`, was no reader that fits the keys, and the DDP wrapper's
+    `state_dict()` save was reported (DDP007); now it is one. A load into the bare model
+    (wrapped after the load, or never) still wants the model's own keys."""
+    for call in f.calls_in(node):
+        receiver = call.func.value if mt.is_method_call(call, "load_state_dict") else None
+        ref = f.ref(receiver) if isinstance(receiver, cst.Name) else None
+        earlier = [s for s in f.sources(ref) if f.before(s, call)] if ref is not None else []
+        last = max(earlier, key=lambda s: f.spans[s][0], default=None)
+        if isinstance(last, cst.Call) and f.qualify(last.func) in PREFIXED_WRAPPERS:
+            return True
+    return False
 
 
 def _matches_keys_inside_keys(f, func: cst.FunctionDef) -> bool:
