@@ -827,11 +827,32 @@ class Ranks:
                     return True
             child = anc
         func = self.facts.scope(node)
+        if isinstance(func, cst.FunctionDef) and self._web_route(func):
+            return True
         if depth == 0 or not isinstance(func, cst.FunctionDef) or func in self.launcher.targets \
                 or self._handed_on(func):
             return False
         sites = self.facts.call_sites(func)
         return bool(sites) and all(self.undistributed(site, depth - 1) for site in sites)
+
+    def _web_route(self, func: cst.FunctionDef) -> bool:
+        """Is `func` a web server's request handler: decorated by a route of a FastAPI or Flask app
+        or router (`@app.post("/model/")`, `@router.get(...)`, `@app.route(...)`)? The server's
+        process runs it for each request, and that process is none of the training job's (it starts
+        the job, `mp.Process(target=...)` or a launcher, if at all): one process, no group.
+
+        Before: derinworks' `create_model` route calling `model.serialize()`, whose other callers
+        save under the project's rank-0 test, made the save every rank's (DDP006); now the route's
+        call is the server's, one process."""
+        f = self.facts
+        for decorator in func.decorators:
+            route = decorator.decorator
+            if not (isinstance(route, cst.Call) and isinstance(route.func, cst.Attribute)
+                    and route.func.attr.value in WEB_ROUTE_METHODS):
+                continue
+            if any(isinstance(o, cst.Call) and f.qualify(o.func) in WEB_APPS for o in f.origins(route.func.value)):
+                return True
+        return False
 
     def _handed_on(self, func: cst.FunctionDef) -> bool:
         """Is `func` handed to a call by name (`launch(main, num_gpus, args=(config,))`, a launcher
@@ -1896,6 +1917,11 @@ def _count_compared(test: cst.BaseExpression, forms: tuple[tuple[type, str], ...
 
 
 # calls every process must make: the DDP wrap (it broadcasts the parameters) and the group's start
+# web frameworks' applications and routers, and their decorators that register a request handler
+WEB_APPS = frozenset({"fastapi.FastAPI", "fastapi.APIRouter", "fastapi.routing.APIRouter", "flask.Flask",
+                      "flask.Blueprint"})
+WEB_ROUTE_METHODS = frozenset({"get", "post", "put", "delete", "patch", "head", "options", "route", "api_route",
+                               "websocket"})
 _JOINING = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.distributed.init_process_group"})
 
 

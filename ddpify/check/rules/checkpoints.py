@@ -86,7 +86,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     after `assert opt.local_rank == -1`, where a test holds that the distributed branch asserts
     false: `if opt.evolve:` after `if LOCAL_RANK != -1: assert not opt.evolve`; also in a function every
     call of which is so, in another module too: `train_with_dp(cfg)` in the `else` of `if cfg.DISTRIBUTE:`,
-    the flag every process group starts under, also `and`-ed with another), not in a "main
+    the flag every process group starts under, also `and`-ed with another; or a web server's
+    request handler, `@app.post("/model/")` of a FastAPI or Flask app: the server's process), not in a "main
     process first" block (`with
     torch_distributed_zero_first(rank):`, a context manager of the program whose other ranks wait
     before its `yield` and the main process after it, or between `if rank != 0: dist.barrier()`
