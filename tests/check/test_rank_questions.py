@@ -1,7 +1,8 @@
 """Questions of `Ranks` asked directly: `collectives_reached` and `matched_across_branches` (which
 collectives a block runs, its own, through the functions of the file it calls, through a
 function it hands to a call, and when the two sides of a rank test meet in the same ones), and
-`rank_dependent` on values placed on a rank's device."""
+`rank_dependent` on values placed on a rank's device, and `rank_zero_only` (global rank 0 alone,
+under its test or at every call of the function)."""
 
 from __future__ import annotations
 
@@ -216,3 +217,39 @@ def test_the_rank_handed_on_as_an_offset_index_is_the_global_rank_in_the_core():
     ranks = Context(facts).ranks
     devices = [c.args[0].value for c in facts.calls if facts.code(c.func) == "torch.cuda.set_device"]
     assert [ranks.is_global_rank(d) for d in devices] == [True, False, False, False]
+
+
+RANK_ZERO = '''
+import os
+import torch.distributed as dist
+
+def report(loader):
+    for batch in loader:
+        print(batch)
+
+def main(rank, loader):
+    local_rank = int(os.environ["LOCAL_RANK"])
+    if rank == 0:
+        for batch in loader:
+            print(batch)
+        report(loader)
+    if dist.get_rank() == 0 and len(loader) > 1:
+        print("main")
+    if local_rank == 0:
+        print("node")
+    if rank == 3:
+        print("three")
+'''
+
+
+def test_rank_zero_only_is_global_rank_zero_here_or_at_every_call():
+    facts = Facts(parse_module(RANK_ZERO))
+    ctx = Context(facts)
+    printed = {facts.code(c.args[0].value): c for c in facts.calls if isinstance(c.func, cst.Name)
+               and c.func.value == "print"}
+    batches = [c for c in facts.calls if isinstance(c.func, cst.Name) and c.func.value == "print"
+               and facts.code(c.args[0].value) == "batch"]
+    assert len(batches) == 2 and all(ctx.ranks.rank_zero_only(c) for c in batches)  # under `rank == 0`; `report`'s one call is
+    assert ctx.ranks.rank_zero_only(printed['"main"']) is True  # a conjunct of the test
+    assert ctx.ranks.rank_zero_only(printed['"node"']) is False  # one process a node
+    assert ctx.ranks.rank_zero_only(printed['"three"']) is False  # one process, not rank 0

@@ -581,14 +581,17 @@ def _read_on_rank_zero_only(ctx: Context, sampler: cst.Call) -> bool:
     are handed to, under a test that holds on global rank 0 only (`ranks.rank_zero_only`: `if rank
     == 0:` ... `for x, y in test_loader:`, here or at every call of the function)? The padding's
     repeats go to the last processes, never to rank 0, and what one process reads alone no
-    collective combines: its figures hold no repeat.
+    collective combines: its figures hold no repeat. Not where such a loop runs a collective
+    itself (EaBNet's `evaluate`, called under `if is_master:`, all-reduces each batch's loss: it
+    means to combine the processes' figures, and once every process runs it the repeats count).
 
     Before: VRWKV's `if rank == 0:` confusion matrix over `test_loader` (a `DistributedSampler`'s
     shard) was reported, since the training loop all-reduces its loss; now silent. Evaluated on
     every process, or under `local_rank == 0` (one process a node, the last node's may hold
     repeats), it is still reported."""
     loops, passed = _readers(ctx, sampler)
-    return bool(loops or passed) and all(ctx.ranks.rank_zero_only(node) for node in (*loops, *passed))
+    return bool(loops or passed) and all(ctx.ranks.rank_zero_only(node) and not ctx.ranks.collectives_reached(node)
+                                         for node in (*loops, *passed))
 
 
 def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
