@@ -325,6 +325,9 @@ NONE_ATTRIBUTE = ("import torch\n\n\nclass Trainer:\n    def __init__(self, mode
     ("", "Trainer(net).fit()\nif torch.distributed.get_rank() == 0:\n    Trainer(net, torch.utils.data.DataLoader(ds)).fit()",
      False),
     ("\n    def drop(self):\n        self.val_loader = None\n", "Trainer(net, torch.utils.data.DataLoader(ds)).fit()", False),
+    # None from a construction, an object from a method some processes may call (decision 0191)
+    ("\n    def setup(self):\n        self.val_loader = torch.utils.data.DataLoader(ds)\n",
+     "t = Trainer(net)\nif torch.distributed.get_rank() == 0:\n    t.setup()\nt.fit()", False),
 ])
 def test_an_attribute_tested_against_none_is_shared_where_its_class_only_ever_stores_an_object(method, calls, shared):
     """A trainer's `if self.val_loader is not None:` around its validation, `self.val_loader` set in

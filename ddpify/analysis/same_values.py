@@ -274,15 +274,17 @@ class SameValues:
         literal None, a name every write of which is one of those at a statement every process
         runs alike (not under a test that may differ, `_branched`; a parameter: what each call
         passes, its default where a call passes nothing, at a call every process makes), an
-        attribute of `self` that only its class sets, each time to such a value, the stores of
-        None in `__init__` only (what each construction hands it).
+        attribute of `self` that only its class sets, each time to such a value, in `__init__`
+        (what each construction hands it): a store in another method may run on some processes only.
 
         Before, the core asked "never None": `Trainer(net, val_loader)` and `Trainer(net)` in one
         program, `self.val_loader = val_loader` tested by `if self.val_loader is not None:` around
         the validation, differed, and the validation was kept whole, though every process makes
         the same two constructions (decision 0174's leftover; 0191). Still refused: a conditional
         (`saver = Saver() if rank == 0 else None`), a write under a rank test, a function's return,
-        a None stored by another method (`def drop(self): self.val_loader = None`)."""
+        a None stored by another method (`def drop(self): self.val_loader = None`), or one stored in
+        `__init__` beside an object another method stores (`def setup(self): self.val_loader =
+        DataLoader(...)`)."""
         f = self.facts
         if mt.is_name(expr, "None") or self._never_none(expr, depth):
             return True
@@ -297,8 +299,8 @@ class SameValues:
                 return False
             self._none_asked.add(key)
             try:
-                return all(self._never_none(v, depth - 1) or _in_init(f, stmt) and not self._branched(stmt)
-                           and self._none_alike(v, depth - 1) for v, stmt in mine)
+                return all(_in_init(f, stmt) and not self._branched(stmt) and self._none_alike(v, depth - 1)
+                           for v, stmt in mine)
             finally:
                 self._none_asked.discard(key)
         ref = f.ref(expr) if isinstance(expr, cst.Name) else None
