@@ -59,6 +59,7 @@ class Model:
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
     item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
     held: bool = False  # synced: `synced` reads or loads the state dict of the module that holds it as `self.x`
+    copied: bool = False  # synced: `synced` is a deep copy of it that gradients are taken through
     # item: what holds it in its optimizer's call (`m` of `m.parameters()`, a loop variable; `ema.model`, an attribute
     # of an object that is no model, `_held_unnamed`; `nets[k]`, picked by a comprehension's key)
     inline: cst.Name | cst.Attribute | cst.Subscript | None = None
@@ -193,6 +194,9 @@ def _settle_sync(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Model
     if model.item:
         return
     model.synced, model.beside = _trained_by_methods(facts, calls, models.refs, model)
+    copies = differentiated_copies(facts, model, grads_only=True) if model.synced is None else []
+    if copies:  # `self.v_net = copy.deepcopy(net)` that a DARTS architect takes `torch.autograd.grad` through
+        model.synced, model.copied = facts.code(copies[0][0]), True
     if model.synced is None and model.dataparallel is None and (read := _parameter_read_beside(
             facts, calls, models.refs, model)) is not None:
         model.synced, model.beside, model.read_beside = read, True, True
@@ -319,7 +323,7 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
             methods = facts.user_functions(call) or [  # the method of a class the model may be, or of its bases
                 f for c in classes for f in facts.method(c, func.attr.value)]
             runs = any(_runs_submodules(facts, m) or _steps_itself(facts, m) for m in methods) if methods else \
-                _submodule_of(facts, classes, func.attr.value)  # `model.decoder(z)`: a sub-module called directly
+                _submodule_of(facts, classes, func.attr.value) and not _losses_only(facts, classes, func.attr.value)
             if beside is None and not without_grad and runs and not _only_written_out(facts, call):
                 beside = facts.code(call.func)
     # named by the method that trains (`netD.train_step`), not the first one called (`restore_checkpoint`)
@@ -501,6 +505,119 @@ def _submodule_of(facts: Facts, classes: list[cst.ClassDef], attr: str) -> bool:
     """Does one of `classes` keep `self.<attr>` (`self.decoder = nn.Linear(2, 4)`), so that
     `model.<attr>(z)` runs a sub-module of the model?"""
     return any(cls in classes for cls in _kept_attributes(facts).get(attr, ()))
+
+
+def _losses_only(facts: Facts, classes: list[cst.ClassDef], attr: str) -> bool:
+    """Is every value `classes` keep as `self.<attr>` a torch loss module (`self.loss =
+    nn.MSELoss()`), which makes no parameter? `model.loss(pred, target)` beside `model(x)` runs none
+    outside the model's forward: no reason to sync the model rather than wrap it.
+
+    Before, the twenty-third sweep's DQN policy (`self.policy_net.loss(...)` beside
+    `self.policy_net(states)`) was synced, its report saying DistributedDataParallel "would see their
+    parameters used outside its forward": it has none (decision 0191)."""
+    values = [v for t, v, s in facts.assigns if dotted(t) == f"self.{attr}" and facts.enclosing_class(s) in classes]
+    return bool(values) and all(isinstance(v, cst.Call) and _loss_class(facts.qualify(v.func)) for v in values)
+
+
+def _loss_class(qualified: str | None) -> bool:
+    """`torch.nn.MSELoss`, `torch.nn.modules.loss.CrossEntropyLoss`: a loss of torch's, none of which
+    makes a parameter but the adaptive softmax's (`AdaptiveLogSoftmaxWithLoss`)."""
+    return qualified is not None and qualified.startswith("torch.nn.") and qualified.endswith("Loss") \
+        and not qualified.endswith("WithLoss")
+
+
+def differentiated_copies(facts: Facts, model: Model, grads_only: bool = False) -> list[tuple[cst.Call, str]]:
+    """The deep copies of `model` that gradients are taken through (a DARTS architect's unrolled
+    step: `self.v_net = copy.deepcopy(net)`, then `torch.autograd.grad(self.v_net.loss(x, y),
+    self.v_net.alphas())`), each with the name that keeps it: a reason to sync the model rather
+    than wrap it (a copy of the wrapper would be a wrapper, whose methods are not the model's), and
+    copies to sync with it (`wrap_model._sync_copies`). `grads_only`: through `torch.autograd.grad`
+    only, not a backward (an object that trains its own copy). A copy nothing differentiates (an
+    EMA copy, a best model kept) is none. An item picked by key (`nets[net]`) has no name to follow its copies
+    by.
+
+    Before, only the rewrite asked it, of a model already synced for another reason: pt.darts'
+    search model was synced for its `model.criterion(...)` (a loss module) beside its forward
+    (decision 0191)."""
+    if model.item:
+        return []
+    flow = objects.of(facts)
+    held = next(iter(_assigned_as(model.anchor, model.name) + _assigned_as(model.defined, model.name)), None)
+    if held is None and "." in model.name:
+        return []  # `self.net` bound where ddpify does not see the statement: no copy of it is known
+    sites = set(flow.values(held or cst.Name(model.name)))
+    found = []
+    for call in facts.calls_to("copy.deepcopy"):
+        if not call.args or not sites & set(flow.values(call.args[0].value)):
+            continue
+        stmt = facts.statement(call)
+        assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else stmt
+        if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+            continue
+        kept = dotted(assign.targets[0].target)
+        if kept is not None and (_differentiated(facts, stmt, kept, grads_only)
+                                 or _differentiated_elsewhere(facts, call, grads_only)):
+            found.append((call, kept))
+    return found
+
+
+def _assigned_as(stmt: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """The targets of `stmt` (a line of one assignment, or the assignment) spelled `name`."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        stmt = stmt.body[0]
+    found = [t.target for t in getattr(stmt, "targets", ())] + ([stmt.target] if isinstance(stmt, cst.AnnAssign) else [])
+    return [t for t in found if dotted(t) == name]
+
+
+def _differentiated(facts: Facts, stmt: cst.CSTNode, kept: str, grads_only: bool) -> bool:
+    """Is a gradient taken (`torch.autograd.grad`, `.backward()`) in a function of the class (or
+    the function) that keeps the copy as `kept`, one that reads `kept` with gradients on? A
+    target network (TD3's `self.critic_target`) is not: it runs under `torch.no_grad()`, and its
+    parameters are read only to be overwritten (`target.parameters()` of a soft update)."""
+    owner = facts.enclosing_class(stmt) or facts.scope(stmt)
+    for read in facts.findall(owner, (cst.Name, cst.Attribute), lambda n: dotted(n) == kept):
+        scope = facts.scope(read)
+        if facts.grad_disabled(read) or facts.is_inside(read, stmt) or _no_gradient_through(facts, read):
+            continue
+        if scope is not None and any(_takes_gradient(facts, c, grads_only) for c in facts.calls_in(scope)):
+            return True
+    return False
+
+
+def _differentiated_elsewhere(facts: Facts, copy: cst.Call, grads_only: bool) -> bool:
+    """Is a gradient taken, with gradients on, in a function that runs the object `copy` makes
+    under any name (`unrolled_gradient(self.v_net, x, y)`, whose `net.loss(x, y)` goes into
+    `torch.autograd.grad`)? The calls that run it: the object called, or a method of it that is no
+    read of its state; found by the object flow, in the whole program."""
+    flow = objects.of(facts)
+    for call in facts.calls:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _STATE_METHODS or facts.grad_disabled(call):
+            continue
+        held = [e for e in [func, func.value if isinstance(func, cst.Attribute) else None] if e is not None and dotted(e)]
+        if not any(copy in flow.values(e) for e in held):
+            continue
+        scope = facts.scope(call)  # a function's (the top level's reads are `_differentiated`'s)
+        if isinstance(scope, cst.FunctionDef) and any(_takes_gradient(facts, c, grads_only) for c in facts.calls_in(scope)):
+            return True
+    return False
+
+
+def _takes_gradient(facts: Facts, call: cst.Call, grads_only: bool) -> bool:
+    """`torch.autograd.grad(...)`, or (not `grads_only`) a backward."""
+    return facts.qualify(call.func) == "torch.autograd.grad" or not grads_only and facts.is_backward(call)
+
+
+_STATE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict",
+                            "load_state_dict", "eval", "train", "to", "cpu", "cuda", "zero_grad", "requires_grad_"})
+
+
+def _no_gradient_through(facts: Facts, read: cst.CSTNode) -> bool:
+    """`read.parameters()`, `read.load_state_dict(...)`, `read.eval()`: the module's state, not a
+    forward a gradient could go through."""
+    attr = facts.parent(read)
+    return isinstance(attr, cst.Attribute) and attr.value is read and attr.attr.value in _STATE_METHODS \
+        and isinstance(call := facts.parent(attr), cst.Call) and call.func is attr
 
 
 NO_MODULES = frozenset({"open", "io.open", "codecs.open", "logging.getLogger", "csv.writer", "csv.DictWriter"})

@@ -51,7 +51,10 @@ A model the program never calls but trains through its own methods (`loss = wgan
 averages gradients), or that runs a sub-module outside its forward beside it in a training step
 (`model.classify(x)`, a method that runs `self.classifier`; `model.decoder(z)` after `z =
 model(x)`: DDP would see those parameters used outside its forward, and with
-find_unused_parameters stops, "marked as ready twice"), or that has a gradient penalty through it
+find_unused_parameters stops, "marked as ready twice"; not a torch loss module, `model.loss(pred, y)`
+of `self.loss = nn.MSELoss()`, which has no parameter), or whose deep copy `torch.autograd.grad`
+goes through (a DARTS architect's `self.v_net = copy.deepcopy(net)`: a copy of the wrapper would
+be a wrapper, without the model's methods), or that has a gradient penalty through it
 while a step may leave some of its parameters without gradient (find_unused_parameters takes those
 for unused, and the penalty's tied backward reaches them again: "marked as ready twice"), or that
 an object keeps before its set-up ends (`trainer = Trainer(model)` whose `__init__` stores it, then
@@ -171,7 +174,8 @@ import libcst as cst
 
 from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
-from ddpify.analysis.models import bare_tensors, builds_module, holds_wrapper, model_classes, penalties, weight_copies
+from ddpify.analysis.models import (bare_tensors, builds_module, differentiated_copies, holds_wrapper, model_classes,
+                                   penalties, weight_copies)
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names, parameters_of
 from ddpify.syntax.names import dotted
@@ -547,88 +551,16 @@ _PENALTY_FSDP = ("torch.autograd.grad through a sharded model (a gradient penalt
 def _sync_copies(facts: Facts, edits: Edits, model: Model) -> None:
     """`copy.deepcopy(net)` of a synced model, where gradients are taken through the copy (a DARTS
     architect's unrolled step: `torch.autograd.grad(self.v_net.loss(x, y), self.v_net.alphas())`):
-    the copy is synced too. A deep copy keeps no hook of the original's, so each process would
-    step its own gradients from the copy into the model (`alpha.grad = ...`) and the processes'
-    parameters would part. A copy nothing differentiates (an EMA copy, a best model kept) is
-    left as it is. An item picked by key (`nets[net]`) has no name to follow its copies by."""
-    if model.item:
-        return
-    flow = objects.of(facts)
-    held = next(iter(_targets(model.anchor, model.name) + _targets(model.defined, model.name)), None)
-    if held is None and "." in model.name:
-        return  # `self.net` bound where ddpify does not see the statement: no copy of it is known
-    sites = set(flow.values(held or cst.Name(model.name)))
-    for call in facts.calls_to("copy.deepcopy"):
-        if not call.args or not sites & set(flow.values(call.args[0].value)):
-            continue
-        stmt = facts.statement(call)
-        assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else stmt
-        if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
-            continue
-        kept = dotted(assign.targets[0].target)
-        if kept is None or not (_differentiated(facts, stmt, kept) or _differentiated_elsewhere(facts, call)):
-            continue
+    the copy is synced too (`models.differentiated_copies`). A deep copy keeps no hook of the
+    original's, so each process would step its own gradients from the copy into the model
+    (`alpha.grad = ...`) and the processes' parameters would part. A copy nothing differentiates
+    (an EMA copy, a best model kept) is left as it is."""
+    for call, kept in differentiated_copies(facts, model):
         edits.replace(call, lambda node: cst.Call(cst.Name("sync_gradients"), [cst.Arg(node)]),
                       f"`{kept}`, a copy of the synced `{model.name}` that gradients are taken through: its gradients "
                       "are averaged too (sync_gradients), or each process would step the model by its own",
                       needs_group=True)
         edits.add_import("ddpify_runtime", "sync_gradients")
-
-
-def _targets(stmt: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    """The targets of `stmt` (a line of one assignment, or the assignment) spelled `name`."""
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-        stmt = stmt.body[0]
-    found = [t.target for t in getattr(stmt, "targets", ())] + ([stmt.target] if isinstance(stmt, cst.AnnAssign) else [])
-    return [t for t in found if dotted(t) == name]
-
-
-def _differentiated(facts: Facts, stmt: cst.CSTNode, kept: str) -> bool:
-    """Is a gradient taken (`torch.autograd.grad`, `.backward()`) in a function of the class (or
-    the function) that keeps the copy as `kept`, one that reads `kept` with gradients on? A
-    target network (TD3's `self.critic_target`) is not: it runs under `torch.no_grad()`, and its
-    parameters are read only to be overwritten (`target.parameters()` of a soft update)."""
-    owner = facts.enclosing_class(stmt) or facts.scope(stmt)
-    for read in facts.findall(owner, (cst.Name, cst.Attribute), lambda n: dotted(n) == kept):
-        scope = facts.scope(read)
-        if facts.grad_disabled(read) or facts.is_inside(read, stmt) or _no_gradient_through(facts, read):
-            continue
-        if scope is not None and any(facts.qualify(c.func) == "torch.autograd.grad" or facts.is_backward(c)
-                                     for c in facts.calls_in(scope)):
-            return True
-    return False
-
-
-def _differentiated_elsewhere(facts: Facts, copy: cst.Call) -> bool:
-    """Is a gradient taken, with gradients on, in a function that runs the object `copy` makes
-    under any name (`unrolled_gradient(self.v_net, x, y)`, whose `net.loss(x, y)` goes into
-    `torch.autograd.grad`)? The calls that run it: the object called, or a method of it that is no
-    read of its state; found by the object flow, in the whole program."""
-    flow = objects.of(facts)
-    for call in facts.calls:
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _STATE_METHODS or facts.grad_disabled(call):
-            continue
-        held = [e for e in [func, func.value if isinstance(func, cst.Attribute) else None] if e is not None and dotted(e)]
-        if not any(copy in flow.values(e) for e in held):
-            continue
-        scope = facts.scope(call)  # a function's (the top level's reads are `_differentiated`'s)
-        if isinstance(scope, cst.FunctionDef) and any(facts.qualify(c.func) == "torch.autograd.grad" or facts.is_backward(c)
-                                                      for c in facts.calls_in(scope)):
-            return True
-    return False
-
-
-_STATE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "state_dict",
-                            "load_state_dict", "eval", "train", "to", "cpu", "cuda", "zero_grad", "requires_grad_"})
-
-
-def _no_gradient_through(facts: Facts, read: cst.CSTNode) -> bool:
-    """`read.parameters()`, `read.load_state_dict(...)`, `read.eval()`: the module's state, not a
-    forward a gradient could go through."""
-    attr = facts.parent(read)
-    return isinstance(attr, cst.Attribute) and attr.value is read and attr.attr.value in _STATE_METHODS \
-        and isinstance(call := facts.parent(attr), cst.Call) and call.func is attr
 
 
 def _warn_made_in_forward(facts: Facts, edits: Edits, model: Model, options: Options) -> None:
@@ -710,6 +642,9 @@ def _sync(edits: Edits, model: Model, backward: bool = True) -> None:
            f"loads (`{model.synced}`): a DistributedDataParallel there would put `module.` into each of its "
            f"keys under `{name.split('.', 1)[1]}.`, and checkpoints would no longer load into the single-GPU model"
            if model.held else
+           f"`{name}` is deep-copied and gradients are taken through the copy (`{model.synced}`): a copy of a "
+           f"DistributedDataParallel wrapper would be a wrapper, which has none of the model's own methods, and no "
+           f"wrapper averages the gradients taken through it" if model.copied else
            f"`{name}` hands a parameter of a sub-module to a call outside its forward in training "
            f"(`{model.synced}`, beside `{name}(...)`): DistributedDataParallel would see it get its gradient outside "
            f"its forward (with find_unused_parameters, for a sub-module the forward never runs, it stops: \"marked "

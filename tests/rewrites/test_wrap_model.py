@@ -7493,9 +7493,11 @@ def test_an_instance_whose_module_owned_optimizer_is_never_stepped_is_no_model_t
     of it; only `self.policy_net.optimizer.step()` runs. Every instance was taken for a trained
     model, so the target network was wrapped in DistributedDataParallel too (its gradients
     all-reduced every step for nothing). Only the instances the program steps the kept optimizer
-    on train; near misses: both stepped, or stepped through a name ddpify cannot tie to one."""
+    on train; near misses: both stepped, or stepped through a name ddpify cannot tie to one. The
+    policy is wrapped: its `loss` module, run beside its forward, makes no parameter (decision 0191;
+    it was synced before)."""
     code = rewritten(NAME, MODULE_OWNED_OPTIMIZER.replace("self.policy_net.optimizer.step()", step)).code
-    assert "self.policy_net = sync_gradients(self.policy_net)" in code  # its `loss` module runs beside its forward
+    assert "self.policy_net = DistributedDataParallel(self.policy_net, device_ids=device_ids(self.policy_net))" in code
     assert ("self.target_net = DistributedDataParallel(self.target_net" in code
             or "self.target_net = sync_gradients(self.target_net)" in code) is target_wrapped
 
@@ -7558,3 +7560,15 @@ def test_a_part_made_and_used_under_the_same_test_fixed_at_construction_is_used_
     assert bool(warnings(result.changes)) is warned, warnings(result.changes)
     if warned:
         assert warnings(result.changes)[0].startswith("`self.projection` is used in forward() on some paths only")
+
+
+def test_a_model_whose_deep_copy_gradients_are_taken_through_is_synced_for_that_reason():
+    """pt.darts' search model was synced for its `model.criterion(model(x), y)`, a loss module run
+    beside its forward, which makes no parameter and is no reason now (decision 0191); its own
+    reason is the Architect's deep copy that `torch.autograd.grad` goes through (a copy of a wrapper
+    would be a wrapper, without the model's `loss()`), said as such. Near miss: the EMA that trains
+    its own copy by a backward (`test_an_object_that_keeps_a_copy_before_the_move_leaves_the_model_wrapped`)."""
+    result = rewritten(NAME, UNROLLED)
+    assert "model = sync_gradients(model)" in result.code
+    assert [c.message for c in result.changes if "`model` is deep-copied and gradients are taken through the copy "
+            "(`copy.deepcopy(net)`)" in c.message]
