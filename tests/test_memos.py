@@ -351,10 +351,11 @@ def test_what_the_file_system_holds_is_asked_once_per_program(tmp_path, monkeypa
     """An import found nowhere beside the entry is looked for above it and on PYTHONPATH: the
     folders of PYTHONPATH were listed again (each resolved, tested, its parents walked) for every
     such import, and whether the entry's folder holds the name was asked again by every file that
-    imports it. Each is now asked once per program (`_Lookups.on_pythonpath`, `present`)."""
+    imports it. Each is now asked at most once per program (`_Lookups.on_pythonpath`, `present`;
+    a name absent from the folder's listing is answered without a stat, `_Lookups.absent`)."""
     listed, stats, _ = _load_counting(tmp_path, monkeypatch)
     assert list(listed.values()) == [1]
-    assert stats[tmp_path / "alpha3"] == stats[tmp_path / "alpha3.py"] == 1
+    assert stats[tmp_path / "alpha3"] <= 1 and stats[tmp_path / "alpha3.py"] <= 1
 
 
 def test_the_calls_of_a_module_are_searched_for_sys_path_once(tmp_path, monkeypatch):
