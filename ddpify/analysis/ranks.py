@@ -1191,12 +1191,18 @@ class Ranks:
         sites = f.entries(func) if isinstance(func, cst.FunctionDef) and depth else []
         return bool(sites) and all(self.rank_zero_only(site, depth - 1) for site in sites)
 
-    def _rank_zero(self, test: cst.BaseExpression) -> bool:
-        """`rank == 0`, `dist.get_rank() == 0`, `is_main_process()`: a test that holds on global rank 0 only."""
+    def _rank_zero(self, test: cst.BaseExpression, depth: int = 2) -> bool:
+        """`rank == 0`, `dist.get_rank() == 0`, `is_main_process()`: a test that holds on global rank
+        0 only; a name every assignment of which is such a comparison (`is_master = rank == 0`), not
+        one of the local rank (`is_master = local_rank == 0`)."""
         if isinstance(test, cst.Comparison):
             value = test.comparisons[0].comparator
             return self._one_rank(test) and isinstance(value, cst.Integer) and value.value == "0" \
                 and not self.is_local_rank(test.left)
+        ref = self.facts.ref(test) if isinstance(test, (cst.Name, cst.Attribute)) and depth else None
+        sources = self.facts.sources(ref) if ref is not None else []
+        if sources and all(isinstance(s, cst.Comparison) for s in sources):
+            return all(self._rank_zero(s, depth - 1) for s in sources)
         return self._one_rank(test)
 
     def _but_one_rank(self, test: cst.BaseExpression) -> bool:

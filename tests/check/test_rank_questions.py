@@ -239,6 +239,12 @@ def main(rank, loader):
         print("node")
     if rank == 3:
         print("three")
+    is_master = rank == 0
+    if is_master:
+        print("master")
+    main_process = local_rank == 0
+    if main_process:
+        print("node master")
 '''
 
 
@@ -253,3 +259,5 @@ def test_rank_zero_only_is_global_rank_zero_here_or_at_every_call():
     assert ctx.ranks.rank_zero_only(printed['"main"']) is True  # a conjunct of the test
     assert ctx.ranks.rank_zero_only(printed['"node"']) is False  # one process a node
     assert ctx.ranks.rank_zero_only(printed['"three"']) is False  # one process, not rank 0
+    assert ctx.ranks.rank_zero_only(printed['"master"']) is True  # a flag set by `rank == 0`
+    assert ctx.ranks.rank_zero_only(printed['"node master"']) is False  # a flag set by `local_rank == 0`
