@@ -62,7 +62,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep23a.json", 9),
                                         ("fresh_sweep24b.json", 7),
                                         ("fresh_sweep24c.json", 7),
-                                        ("fresh_sweep24a.json", 7)])
+                                        ("fresh_sweep24a.json", 7),
+                                        ("fresh_sweep25b.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -226,6 +227,34 @@ def test_the_stand_in_gym_mountain_car_has_two_observations_and_three_actions_an
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
     assert out.split() == ["(2,)", "3", "4", "(1,)"]
+
+
+def test_the_stand_in_gym_action_wrapper_maps_the_action_and_passes_the_rest_through_and_spec_has_no_threshold():
+    """A DDPG wraps its environment in `class NormalizedActions(gym.ActionWrapper)` (its `action()`
+    maps [-1, 1] to the task's bounds) and reads `gym.spec(name).reward_threshold`: the stand-in
+    had neither."""
+    code = ("import gym, numpy as np\n"
+            "class Scaled(gym.ActionWrapper):\n"
+            "    def action(self, a):\n        self.seen = a * self.action_space.high\n        return self.seen\n"
+            "env = Scaled(gym.make('Pendulum-v0')); env.seed(0); env.reset()\n"
+            "out = env.step(np.array([0.5]))\n"
+            "print(env.seen.tolist(), len(out), env.observation_space.shape, env.unwrapped.spec.id, gym.spec('Pendulum-v0').reward_threshold)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["[1.0]", "4", "(3,)", "Pendulum-v0", "None"]
+
+
+def test_the_stand_in_omegaconf_loads_merges_and_saves_yaml(tmp_path):
+    """A DDPM merges a base YAML with a data set's overrides (`OmegaConf.merge(OmegaConf.load(base),
+    OmegaConf.load(over))`) and saves the result beside its run: nested keys merged, attributes read."""
+    (tmp_path / "base.yaml").write_text("data:\n  name: mnist\n  batch_size: 128\nmodel:\n  mults: [1, 2]\n")
+    (tmp_path / "over.yaml").write_text("data:\n  batch_size: 16\n")
+    out = _stubbed("from omegaconf import OmegaConf\n"
+                   f"cfg = OmegaConf.merge(OmegaConf.load({str(tmp_path / 'base.yaml')!r}), OmegaConf.load({str(tmp_path / 'over.yaml')!r}))\n"
+                   f"with open({str(tmp_path / 'saved.yaml')!r}, 'w') as f: OmegaConf.save(config=cfg, f=f)\n"
+                   f"back = OmegaConf.load({str(tmp_path / 'saved.yaml')!r})\n"
+                   "print(cfg.data.name, cfg.data.batch_size, tuple(cfg.model.mults), back == cfg)")
+    assert out.split() == ["mnist", "16", "(1,", "2)", "True"]
 
 
 def test_the_stand_in_gym_is_the_same_environment_in_every_process():
@@ -709,6 +738,13 @@ def test_the_twenty_third_sweeps_part_b_uses_no_repository_of_an_earlier_sweep()
 def test_the_twenty_fourth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep24b.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep24b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 5 and not part_b & earlier
+
+
+def test_the_twenty_fifth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep25b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep25b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 5 and not part_b & earlier
 

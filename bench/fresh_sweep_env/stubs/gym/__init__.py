@@ -96,3 +96,43 @@ class error:  # gym.error
 
 def make(name, **kwargs):
     return _Made(name)
+
+
+def spec(name):
+    """gym.spec(name): the registered environment's spec; the stand-in's kinds have no reward threshold."""
+    return type("EnvSpec", (), {"id": name, "max_episode_steps": None, "reward_threshold": None})()
+
+
+class Wrapper(Env):
+    """gym.Wrapper: the wrapped environment's spaces and attributes, its reset and step passed through."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def __getattr__(self, name):
+        if name == "env":
+            raise AttributeError(name)
+        return getattr(self.env, name)
+
+    def reset(self, *args, **kwargs):
+        return self.env.reset(*args, **kwargs)
+
+    def step(self, action):
+        return self.env.step(action)
+
+    def seed(self, seed=None):
+        return self.env.seed(seed)
+
+    def close(self):
+        self.env.close()
+
+    @property
+    def unwrapped(self):
+        return self.env.unwrapped
+
+
+class ActionWrapper(Wrapper):
+    """gym.ActionWrapper: `step(action)` steps the environment with `self.action(action)`."""
+
+    def step(self, action):
+        return self.env.step(self.action(action))
