@@ -63,7 +63,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep24b.json", 7),
                                         ("fresh_sweep24c.json", 7),
                                         ("fresh_sweep24a.json", 7),
-                                        ("fresh_sweep25b.json", 8)])
+                                        ("fresh_sweep25b.json", 8),
+                                        ("fresh_sweep25c.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -560,6 +561,13 @@ def test_the_twenty_third_sweeps_part_c_uses_no_repository_of_an_earlier_sweep()
 def test_the_twenty_fourth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep24c.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep24c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_twenty_fifth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep25c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep25c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
 
