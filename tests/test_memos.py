@@ -994,3 +994,31 @@ def test_what_reaches_a_read_walks_only_the_statements_that_name_it(monkeypatch)
     found = facts.reaching_sources(read)
     assert [dotted(v) for v in found] == ["torch.optim.Adam", "torch.optim.SGD"]
     assert len(walked) == 2  # the `if` and `opt = torch.optim.SGD`, not the 20 statements between
+
+
+def test_a_file_that_imports_by_an_option_is_walked_once_while_loading(tmp_path, monkeypatch):
+    """Loading a script whose `import_module` reads a command-line option walked it for its computed
+    imports, again for the options it declares and the assignment naming the module (once per
+    value of the option), again for `_handed_in`'s imports by name and its calls: each file's calls
+    and assignments are found in one walk (`Part.calls`), which every one of those reads."""
+    from ddpify.inputs.program import load
+
+    (tmp_path / "cfg1.py").write_text("lr = 0.1\n")
+    (tmp_path / "cfg2.py").write_text("lr = 0.2\n")
+    entry = tmp_path / "train.py"
+    entry.write_text("import argparse\nfrom importlib import import_module\n\n"
+                     "parser = argparse.ArgumentParser()\n"
+                     "parser.add_argument('--cfg', default='cfg1.py', choices=['cfg1.py', 'cfg2.py'])\n"
+                     "args = parser.parse_args()\nname = args.cfg[:-3]\ncfg = import_module(name)\n")
+    walked: list = []
+    walk = mt.walk
+
+    def counted(node, *args, **kwargs):
+        if isinstance(node, cst.Module):
+            walked.append(node)
+        return walk(node, *args, **kwargs)
+    monkeypatch.setattr(mt, "walk", counted)
+    program = load(entry, entry.read_bytes())
+    monkeypatch.undo()
+    assert [part.name for part in program.parts] == ["train", "cfg1", "cfg2"]
+    assert len([m for m in walked if m is program.parts[0].module]) == 1

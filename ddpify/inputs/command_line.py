@@ -94,23 +94,29 @@ def given(option: Option, argv: Sequence[str], declared: dict[str, Option]) -> s
 
 
 def module_names(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[str] | None,
-                 exists: Callable[[str], bool], root_packages: Callable[[], list[tuple[str, str]]]) -> list[str] | None:
+                 exists: Callable[[str], bool], root_packages: Callable[[], list[tuple[str, str]]],
+                 calls: Sequence[cst.Call] | None = None, assigns: Sequence[cst.Assign] | None = None
+                 ) -> list[str] | None:
     """The project modules `expr` (the name handed to `import_module`) may be, where it is an option
     of `module`'s command line passed through string operations (`_evaluate`); None where it reads
     no option or cannot be told. `exists`: is a dotted name a module of the project; `root_packages`:
-    (folder, dotted name) of each module of the program's configuration packages."""
-    computed = values(expr, module, argv, root_packages)
+    (folder, dotted name) of each module of the program's configuration packages; `calls`,
+    `assigns`: as `values`'."""
+    computed = values(expr, module, argv, root_packages, calls, assigns)
     names = [n for value in computed or () for n in _module_forms(value) if exists(n)]
     return list(dict.fromkeys(names)) or None
 
 
 def values(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[str] | None,
-           root_packages: Callable[[], list[tuple[str, str]]]) -> list[str] | None:
+           root_packages: Callable[[], list[tuple[str, str]]], calls: Sequence[cst.Call] | None = None,
+           assigns: Sequence[cst.Assign] | None = None) -> list[str] | None:
     """The strings `expr` may be, computed from an option of `module`'s command line (`argv`'s value,
     else its default and choices, else each module of the configuration packages as a command line
-    writes it: `configs/a.py`, `configs.a`, `a`); None where it reads no option."""
-    declared = options(module)
-    option = _option_read(expr, module, declared)
+    writes it: `configs/a.py`, `configs.a`, `a`); None where it reads no option. `calls`, `assigns`:
+    the module's calls and assignments in source order, where the loading has them (`Part.calls`:
+    no walk of the module per question)."""
+    declared = options(module, calls)
+    option = _option_read(expr, module, declared, assigns)
     if option is None:
         return None
     if argv is not None and (value := given(option, argv, declared)) is not None:
@@ -119,7 +125,7 @@ def values(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[str] | N
         raw = [v for v in (option.default, *option.choices) if v is not None]
     if not raw:  # a configuration package's modules, as a command line writes them
         raw = [form for path, name in root_packages() for form in (path, name, name.rpartition(".")[2])]
-    return [v for value in raw if (v := _evaluate(expr, module, option, value)) is not None]
+    return [v for value in raw if (v := _evaluate(expr, module, option, value, assigns)) is not None]
 
 
 def option_read(expr: cst.BaseExpression, module: cst.Module, calls: Sequence[cst.Call] | None = None,
@@ -154,12 +160,13 @@ def _resolved(expr: cst.BaseExpression, module: cst.Module,
     return expr
 
 
-def _evaluate(expr: cst.BaseExpression, module: cst.Module, option: Option, value: str) -> str | None:
+def _evaluate(expr: cst.BaseExpression, module: cst.Module, option: Option, value: str,
+              assigns: Sequence[cst.Assign] | None = None) -> str | None:
     """The string `expr` makes of the option's `value`: string literals, the option itself
     (`args.cfg`), `+`, f-strings, slices and indexes with integers, the methods `replace`, `strip`,
     `lstrip`, `rstrip`, `removeprefix`, `removesuffix`, `split`, `rsplit`, `lower`, and
     `os.path.splitext`, `os.path.basename`, `str`; None for anything else."""
-    result = _Evaluator(option, value).of(_resolved(expr, module))
+    result = _Evaluator(option, value).of(_resolved(expr, module, assigns))
     return result if isinstance(result, str) else None
 
 

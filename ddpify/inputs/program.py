@@ -91,6 +91,31 @@ class Part:
     importer: bool = False  # a script that imports the entry (`load_checked`): its main block runs
     beside: PurePosixPath | None = None  # read above the entry's folder: its path under the folder it is imported from
 
+    @functools.cached_property
+    def calls(self) -> list[cst.Call]:
+        """Every call of the file, in source order (`mt.findall(module, cst.Call)`), and below, its
+        assignments: found in one walk, which every question the loading asks about the file's code
+        imported by name reads (its computed imports, the options of its command line, the calls
+        of a helper that imports by its parameter, the program's calls for `_handed_in`). Before,
+        each walked the file again: four walks of a script whose `import_module` reads an option
+        (`vae_celeba_importlib_config`: a fifth of its conversion, under cProfile)."""
+        return self._walked[0]
+
+    @functools.cached_property
+    def assigns(self) -> list[cst.Assign]:
+        """Every assignment of the file, in source order (`calls`' walk)."""
+        return self._walked[1]
+
+    @functools.cached_property
+    def _walked(self) -> tuple[list[cst.Call], list[cst.Assign]]:
+        calls, assigns = [], []
+        for node in mt.walk(self.module):
+            if type(node) is cst.Call:
+                calls.append(node)
+            elif type(node) is cst.Assign:
+                assigns.append(node)
+        return calls, assigns
+
 
 @dataclass
 class Program:
@@ -922,18 +947,16 @@ def _computed_imports(part: Part, root: Path, argv: tuple[str, ...] | None = Non
     the modules its values give (`command_line.module_names`: `argv`'s, else the option's default
     and choices, else the modules of a configuration package such as `configs/`)."""
     found = _file_specs(part, root, argv)
-    if b"__import__" not in part.data and b"import_module" not in part.data:
-        return found  # the walk below only where such a call may be
-    for call in mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in DYNAMIC_IMPORTS and bool(c.args)):
+    for call in _dynamic_imports(part):
         first = call.args[0].value
         if isinstance(first, cst.SimpleString):
             found.append((call, [str(first.evaluated_value)]))
             continue
-        if names := _literals_for_parameter(part.module, call, first):
+        if names := _literals_for_parameter(part.module, call, first, own=part.calls):
             found.append((call, names))
             continue
         if names := command_line.module_names(first, part.module, argv, lambda n: bool(_files(root, n)),
-                                              lambda: _configuration_modules(root)):
+                                              lambda: _configuration_modules(root), part.calls, part.assigns):
             found.append((call, names))
             continue
         prefix = mt.literal_prefix(first)
@@ -959,13 +982,14 @@ def _file_specs(part: Part, root: Path, argv: tuple[str, ...] | None) -> list[tu
     if b"spec_from_file_location" not in part.data:
         return []
     found = []
-    for call in mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in SPEC_IMPORTS):
+    for call in [c for c in part.calls if dotted(c.func) in SPEC_IMPORTS]:
         location = mt.keyword(call, "location")
         location = location if location is not None else (call.args[1] if len(call.args) > 1 else None)
         if location is None:
             continue
         paths = [str(location.value.evaluated_value)] if isinstance(location.value, cst.SimpleString) else \
-            command_line.values(location.value, part.module, argv, lambda: _configuration_modules(root)) or []
+            command_line.values(location.value, part.module, argv, lambda: _configuration_modules(root),
+                                part.calls, part.assigns) or []
         names = [n for p in paths if (n := _module_at(root, p)) is not None and _files(root, n)]
         if names:
             found.append((call, list(dict.fromkeys(names))))
@@ -995,7 +1019,7 @@ def _handed_in(parts: list[Part], by_name: dict, tried: set[cst.Call], handed: d
             if call in by_name or call in tried or not isinstance(call.args[0].value, cst.Name):
                 continue
             tried.add(call)
-            every = every if every is not None else [c for p in parts for c in mt.findall(p.module, cst.Call)]
+            every = every if every is not None else [c for p in parts for c in p.calls]
             names = _literals_for_parameter(part.module, call, call.args[0].value, every)
             if names:
                 handed.setdefault(part.name, []).append((call, names))
@@ -1005,19 +1029,22 @@ def _handed_in(parts: list[Part], by_name: dict, tried: set[cst.Call], handed: d
 
 
 def _dynamic_imports(part: Part) -> list[cst.Call]:
+    """The calls of `part` that import by name (`DYNAMIC_IMPORTS`, with an argument); its calls are
+    walked only where such a call may be."""
     if b"__import__" not in part.data and b"import_module" not in part.data:
         return []
-    return mt.findall(part.module, cst.Call, lambda c: dotted(c.func) in DYNAMIC_IMPORTS and bool(c.args))
+    return [c for c in part.calls if dotted(c.func) in DYNAMIC_IMPORTS and c.args]
 
 
 def _literals_for_parameter(module: cst.Module, call: cst.Call, arg: cst.BaseExpression,
-                            callers: list[cst.Call] | None = None) -> list[str]:
+                            callers: list[cst.Call] | None = None, own: list[cst.Call] | None = None) -> list[str]:
     """The module names a helper's parameter is given where the helper imports it by name, where
     every call of the helper in its file writes the name out: `get_class('pkg.algos', cfg.algo)`
     and `get_class('pkg.data', cfg.data)` of `def get_class(module, name): mod =
     importlib.import_module(module)`; [] where some call passes anything else, or none is found.
     `callers`: the calls that may be of it (its own file's by default; every file's for `_handed_in`,
-    the helper called by its name or as an attribute: `utils.get_class(...)`)."""
+    the helper called by its name or as an attribute: `utils.get_class(...)`); `own`: its file's
+    calls, where found already (`Part.calls`)."""
     if not isinstance(arg, cst.Name):
         return []
     defs = _functions_around(module, call)
@@ -1028,7 +1055,8 @@ def _literals_for_parameter(module: cst.Module, call: cst.Call, arg: cst.BaseExp
         return []
     index, names = params.index(arg.value), []
     name = func.name.value
-    sites = [c for c in mt.findall(module, cst.Call, lambda c: mt.is_name(c.func, name))] if callers is None else \
+    sites = [c for c in (mt.findall(module, cst.Call) if own is None else own) if mt.is_name(c.func, name)] \
+        if callers is None else \
         [c for c in callers if mt.is_name(c.func, name) or mt.is_attribute(c.func, name)]
     for site in sites:
         given = [a.value for a in site.args if a.keyword is not None and a.keyword.value == arg.value] or \
