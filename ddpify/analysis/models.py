@@ -1421,7 +1421,7 @@ def _bound_once(facts: Facts, optimizer: cst.Call) -> Model | None:
     is handed to). None where it steps several objects, or the object has no name or more than one."""
     trained = objects.of(facts).trained(optimizer)
     site = next(iter(trained)) if len(trained) == 1 else None
-    if site is None or not builds_module(facts, site):
+    if site is None or not _module_site(facts, site):
         return None
     bound = _bound_names(facts, site, attributes=_whole_objects(facts, optimizer))
     if len(bound) != 1:
@@ -1445,11 +1445,25 @@ def _bound_each(facts: Facts, optimizer: cst.Call) -> list[Model]:
     found: list[Model] = []
     for site in trained if len(trained) > 1 and not chosen else ():  # (`m = a if x else b`: one or the other)
         bound = _bound_names(facts, site, attributes=whole)
-        if not builds_module(facts, site) or len(bound) != 1:
+        if not _module_site(facts, site) or len(bound) != 1:
             return []
         stmt, name, value = bound[0]
         found.append(_model_at(facts, (2 if _built(value) is not value else 1, stmt, name, None), optimizer, []))
     return found
+
+
+def _module_site(facts: Facts, site: cst.BaseExpression) -> bool:
+    """Is the site an optimizer steps a module built where it is (`builds_module`), or a model the
+    object core takes it for (`objects.kind`: a library's constructor, `models.resnet18(weights)`)?
+    The latter is the answer a name bound to it gets; without it, `self.student = models.resnet18()`
+    in a plain class's `__init__`, stepped by `Adam(model.student.parameters())`, was not wrapped
+    (a TODO "could not tell which model this optimizer trains"), and is now, as `nn.Linear` there is:
+
+        self.student = models.resnet18()  ->  self.student = models.resnet18()
+                                              self.student = DistributedDataParallel(self.student, ...)
+
+    (fixture plain_class_library_model; its teacher, the same constructor no optimizer steps, stays whole)."""
+    return builds_module(facts, site) or objects.of(facts).kind(site) == objects.MODEL
 
 
 def _each_item(facts: Facts, expr: cst.BaseExpression) -> bool:
