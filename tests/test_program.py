@@ -2618,6 +2618,109 @@ def test_a_module_named_on_the_command_line_is_converted_as_told_and_named_where
            in untold.stderr, untold.stderr
 
 
+@pytest.mark.parametrize("imports, name, calls, argv, read", [
+    ("import sys", "sys.argv[1].replace('/', '.')[:-3]", "", ("cfg1.py",), ("cfg1",)),
+    ("from sys import argv", "argv[1][:-3]", "", ("cfg2.py", "--epochs", "3"), ("cfg2",)),
+    ("import sys", "sys.argv[2][:-3]", "", ("--fast", "cfg2.py"), ("cfg2",)),
+    # through the parameters it is handed by, and a name bound to it (24c's vae_celeba_importlib_config)
+    ("import sys", "path", "main(sys.argv[1], sys.argv[2:])", ("cfg1.py", "--epochs", "3"), ("cfg1",)),
+    ("import sys", "path", "main(path=sys.argv[1], rest=[])", ("cfg2.py",), ("cfg2",)),
+    # near misses: no command line told, a word naming no module, the script's own name, a parameter
+    # handed two values, a word no call hands down
+    ("import sys", "sys.argv[1][:-3]", "", None, ()),
+    ("import sys", "sys.argv[1][:-3]", "", ("cfg9.py",), ()),
+    ("import sys", "sys.argv[0][:-3]", "", ("cfg1.py",), ()),
+    ("import sys", "path", "main(sys.argv[1], [])\n        main('cfg2.py', [])", ("cfg1.py",), ()),
+    ("import sys", "path", "", ("cfg1.py",), ()),
+])
+def test_a_module_named_by_a_word_of_the_command_line_is_read_where_the_command_line_is_told(imports, name, calls,
+                                                                                           argv, read):
+    """`importlib.import_module(sys.argv[1] ...)`, the word handed down through parameters where the
+    entry calls `main(sys.argv[1], sys.argv[2:])`: read as the command line `argv` gives it (`ddpify
+    convert train.py --args 'cfg1.py ...'`), as an option's value is; before, only an argparse
+    option's value was followed."""
+    write({**CFG_FILES, "train.py": f"""\
+        import importlib
+        {imports}
+
+
+        def load(path):
+            module_path = path.replace('/', '.').replace('.py', '')
+            return importlib.import_module(module_path)
+
+
+        def main(path, rest):
+            cfg = importlib.import_module({name}) if {name!r} != "path" else load(path)
+            print(cfg.x, rest)
+
+
+        {calls}
+        """})
+    loaded = load(Path("train.py"), Path("train.py").read_bytes(), argv=argv)
+    assert tuple(n for names in loaded.by_name.values() for n in names) == read
+    assert {str(p.rel) for p in loaded.parts} == {"train.py", *(n + ".py" for n in read)}
+
+
+def test_a_module_named_by_a_word_of_the_command_line_is_converted_as_told_and_named_where_it_is_not():
+    """24c's vae_celeba_importlib_config (held out, now tuning data; decision 0198): the configuration
+    module whose `everything(args)` builds the loader, the model and its optimizer, handed back in a
+    dict, named by `sys.argv[1]` and imported through two functions' parameters: told the command
+    line, the model is wrapped where the module builds it and the loader sharded there; untold, the
+    import names the word and how to tell it (before: "loads code by name, which ddpify does not
+    follow")."""
+    write({"config.py": """\
+        import argparse
+
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        def everything(args):
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--epochs", type=int, default=2)
+            args = parser.parse_args(args)
+            loader = DataLoader(torch.randn(16, 2), batch_size=4, shuffle=True)
+            model = torch.nn.Linear(2, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            return {"loader": loader, "model": model, "optimizer": optimizer, "epochs": args.epochs}
+        """, "train.py": """\
+        import importlib
+        import sys
+
+        import torch
+
+
+        def get_everything(config_path, args):
+            module_path = config_path.replace('/', '.').replace('.py', '')
+            return importlib.import_module(module_path).everything(args)
+
+
+        def main(config_path, args):
+            evy = get_everything(config_path, args)
+            model, optimizer = evy["model"], evy["optimizer"]
+            for epoch in range(evy["epochs"]):
+                for x in evy["loader"]:
+                    optimizer.zero_grad()
+                    model(x).sum().backward()
+                    optimizer.step()
+            torch.save(model.state_dict(), "model.pt")
+
+
+        if __name__ == "__main__":
+            main(sys.argv[1], sys.argv[2:])
+        """})
+    told = cli("convert", "train.py", "-o", "out/", "--args", "config.py --epochs 2")
+    converted = Path("out/config.py").read_text()
+    assert "model = DistributedDataParallel(model" in converted, told.stderr
+    assert "loader = shard_loader(loader)" in converted, converted
+    assert "loads" not in told.stderr, told.stderr
+    untold = cli("convert", "train.py", "-o", "bare/")
+    assert not Path("bare/config.py").exists()
+    assert "loads the module that the command line's word `sys.argv[1]` names, which ddpify cannot tell from the " \
+           "code: give it the command line (`ddpify run train.py VALUE`, or `ddpify convert train.py --args " \
+           "'VALUE'`)" in untold.stderr, untold.stderr
+
+
 @pytest.mark.parametrize("location, argv, read", [
     ("args.cfg", ("--cfg", "settings/a.py"), True),
     ("args.cfg", None, False),  # no default, no value told: named

@@ -198,12 +198,22 @@ def loads_unread(facts: Facts, program: Program, call: cst.Call) -> bool:
 def loaded_by_name(facts: Facts, program: Program, call: cst.Call) -> str:
     """What to say of `call`, which loads code by a name ddpify did not tell: where the name is a
     command-line option's value (`import_module(args.cfg.replace("/", ".")[:-3])`, of `--cfg`
-    with no default and no choices), how to tell it, so that the module is read and converted."""
+    with no default and no choices) or a word of the command line read by its place
+    (`import_module(sys.argv[1][:-3])`, through the parameters it is handed by: `main(sys.argv[1])`),
+    how to tell it, so that the module is read and converted."""
     named = mt.keyword(call, "location") or (call.args[1] if len(call.args) > 1 else None) \
         if (facts.qualify(call.func) or dotted(call.func) or "").endswith("spec_from_file_location") else \
         (call.args[0] if call.args else None)  # the path of a file spec, else the module's name
-    option = command_line.option_read(named.value, facts.module, facts.calls, facts.findall(facts.module, cst.Assign)) \
-        if named is not None else None
+    assigns = facts.findall(facts.module, cst.Assign) if named is not None else []
+    option = command_line.option_read(named.value, facts.module, facts.calls, assigns) if named is not None else None
+    word = command_line.word_read(named.value, facts.module, facts.calls, assigns) \
+        if named is not None and option is None else None
+    if option is None and word is not None:  # (`import_module(sys.argv[1])`)
+        script = program.parts[0].path.name
+        value = " ".join(["..."] * (word - 1) + ["VALUE"])
+        return (f"`{facts.code(call)}` loads the module that the command line's word `sys.argv[{word}]` names, "
+                f"which ddpify cannot tell from the code: give it the command line (`ddpify run {script} {value}`, "
+                f"or `ddpify convert {script} --args '{value}'`), and that module is read and converted")
     if option is None:
         return f"`{facts.code(call)}` loads code by name, which ddpify does not follow"
     flag, script = option.flags[0] if option.flags else option.dest.upper(), program.parts[0].path.name

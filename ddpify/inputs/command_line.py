@@ -118,7 +118,7 @@ def values(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[str] | N
     declared = options(module, calls)
     option = _option_read(expr, module, declared, assigns)
     if option is None:
-        return None
+        return _from_words(expr, module, argv, calls, assigns)
     if argv is not None and (value := given(option, argv, declared)) is not None:
         raw = [value]
     else:
@@ -126,6 +126,36 @@ def values(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[str] | N
     if not raw:  # a configuration package's modules, as a command line writes them
         raw = [form for path, name in root_packages() for form in (path, name, name.rpartition(".")[2])]
     return [v for value in raw if (v := _evaluate(expr, module, option, value, assigns)) is not None]
+
+
+def _from_words(expr: cst.BaseExpression, module: cst.Module, argv: Sequence[str] | None,
+                calls: Sequence[cst.Call] | None = None, assigns: Sequence[cst.Assign] | None = None) -> list[str] | None:
+    """The string `expr` makes of a word of `argv` read by its place (`sys.argv[1]`), handed down
+    through the names and parameters between, where `argv` is known; None where it reads no such
+    word, or `argv` is not known:
+
+        def get_everything(config_path):
+            module_path = config_path.replace('/', '.').replace('.py', '')
+            return importlib.import_module(module_path).everything()
+        def main(config_path): ... get_everything(config_path) ...
+        main(sys.argv[1])
+
+    with `--args 'config.py ...'`: `config` (before: no value; the import stayed named). `calls`,
+    `assigns`: as `values`'."""
+    if argv is None:
+        return None
+    evaluator = _Evaluator(None, "", module, tuple(argv), calls, assigns)
+    result = evaluator.of(_resolved(expr, module, assigns))
+    return [result] if isinstance(result, str) and evaluator.words else None
+
+
+def word_read(expr: cst.BaseExpression, module: cst.Module, calls: Sequence[cst.Call] | None = None,
+              assigns: Sequence[cst.Assign] | None = None) -> int | None:
+    """The place of the command line's word `expr` computes a module name from (1 for `sys.argv[1]`,
+    through the names and parameters between, as `_from_words` reads them); None where it reads none."""
+    evaluator = _Evaluator(None, "", module, None, calls, assigns)
+    evaluator.of(_resolved(expr, module, assigns))
+    return evaluator.words[0] if evaluator.words else None
 
 
 def option_read(expr: cst.BaseExpression, module: cst.Module, calls: Sequence[cst.Call] | None = None,
@@ -166,15 +196,23 @@ def _evaluate(expr: cst.BaseExpression, module: cst.Module, option: Option, valu
     (`args.cfg`), `+`, f-strings, slices and indexes with integers, the methods `replace`, `strip`,
     `lstrip`, `rstrip`, `removeprefix`, `removesuffix`, `split`, `rsplit`, `lower`, and
     `os.path.splitext`, `os.path.basename`, `str`; None for anything else."""
-    result = _Evaluator(option, value).of(_resolved(expr, module, assigns))
+    result = _Evaluator(option, value, module, assigns=assigns).of(_resolved(expr, module, assigns))
     return result if isinstance(result, str) else None
 
 
 class _Evaluator:
-    """The values of the expressions a module name is computed with, from one option's value."""
+    """The values of the expressions a module name is computed with, from one option's value, or
+    from the words of the command line (`argv`, where known) read by their place (`sys.argv[1]`);
+    a name is the value it is bound to once in the module, a parameter of a function the value every
+    call of the function in the module hands it (all alike)."""
 
-    def __init__(self, option: Option, value: str) -> None:
-        self.option, self.value = option, value
+    def __init__(self, option: Option | None, value: str, module: cst.Module | None = None,
+                 argv: tuple[str, ...] | None = None, calls: Sequence[cst.Call] | None = None,
+                 assigns: Sequence[cst.Assign] | None = None) -> None:
+        self.option, self.value, self.module, self.argv = option, value, module, argv
+        self.calls, self.assigns = calls, assigns  # the module's, where an index has them
+        self.words: list[int] = []  # the places of the words of the command line read (`sys.argv[1]`: 1)
+        self.asked: set[cst.Name] = set()
 
     def of(self, node: cst.BaseExpression) -> object:
         if isinstance(node, cst.SimpleString):
@@ -184,8 +222,14 @@ class _Evaluator:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
             inner = self.of(node.expression)
             return -inner if isinstance(inner, int) else None
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value == self.option.dest:
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and self.option is not None \
+                and node.attr.value == self.option.dest:
             return self.value
+        if isinstance(node, cst.Name) and self.module is not None and node not in self.asked:
+            self.asked.add(node)
+            return self._name(node, self.module)
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and self._is_argv(node.value):
+            return self._word(node.slice[0].slice)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
             left, right = self.of(node.left), self.of(node.right)
             return left + right if isinstance(left, str) and isinstance(right, str) else None
@@ -196,6 +240,46 @@ class _Evaluator:
         if isinstance(node, cst.Call):
             return self._call(node)
         return None
+
+    def _name(self, name: cst.Name, module: cst.Module) -> object:
+        """The value of `name`: a parameter of the function around it that the function never binds
+        again, the value every call of the function by its name hands it (one value for all); else
+        the one value the module binds the name to."""
+        around = mt.functions_around(module, name)
+        func = around[-1] if around else None
+        params = [p.name.value for p in func.params.params] if func is not None else []
+        if func is None or name.value not in params:
+            resolved = _resolved(name, module, self.assigns)
+            return None if resolved is name else self.of(resolved)
+        if mt.findall(func, cst.AssignTarget, lambda t: mt.is_name(t.target, name.value)):
+            return None
+        index = params.index(name.value)
+        handed = set()
+        for call in [c for c in (mt.findall(module, cst.Call) if self.calls is None else self.calls)
+                     if mt.is_name(c.func, func.name.value)]:
+            given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == name.value] or \
+                [a.value for a in call.args[index:index + 1] if a.keyword is None and not a.star]
+            if len(given) != 1:
+                return None
+            handed.add(self.of(given[0]))
+        return handed.pop() if len(handed) == 1 else None
+
+    def _is_argv(self, node: cst.BaseExpression) -> bool:
+        """`sys.argv`, or `argv` where the module imports it from `sys`."""
+        name = dotted(node)
+        return name == "sys.argv" or name == "argv" and self.module is not None and any(
+            isinstance(i.module, cst.Name) and i.module.value == "sys" and not isinstance(i.names, cst.ImportStar)
+            and any(mt.is_name(a.name, "argv") and a.asname is None for a in i.names)
+            for i in mt.findall(self.module, cst.ImportFrom))
+
+    def _word(self, index: cst.BaseSlice) -> str | None:
+        """The word of the command line `sys.argv[index]` reads, counted from 1 (`sys.argv[0]`, the
+        script, and a place counted from the end are none)."""
+        at = self.of(index.value) if isinstance(index, cst.Index) else None
+        if not isinstance(at, int) or at < 1:
+            return None
+        self.words.append(at)
+        return self.argv[at - 1] if self.argv is not None and at <= len(self.argv) else None
 
     def _formatted(self, node: cst.FormattedString) -> str | None:
         pieces = []

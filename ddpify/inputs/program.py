@@ -1047,7 +1047,7 @@ def _literals_for_parameter(module: cst.Module, call: cst.Call, arg: cst.BaseExp
     calls, where found already (`Part.calls`)."""
     if not isinstance(arg, cst.Name):
         return []
-    defs = _functions_around(module, call)
+    defs = mt.functions_around(module, call)
     func = min(defs, key=lambda f: len(mt.findall(f, cst.Call)), default=None)  # the innermost
     params = [p.name.value for p in func.params.params] if func is not None else []
     params = params[1:] if params[:1] in (["self"], ["cls"]) else params  # a method's calls pass the rest
@@ -1065,20 +1065,6 @@ def _literals_for_parameter(module: cst.Module, call: cst.Call, arg: cst.BaseExp
             return []
         names.append(str(given[0].evaluated_value))
     return list(dict.fromkeys(names))
-
-
-def _functions_around(module: cst.Module, node: cst.CSTNode) -> list[cst.FunctionDef]:
-    """The functions whose code holds `node` (decorators and defaults included), outermost first:
-    one walk down to it, not a walk of every function of the module for its calls."""
-    stack: list[tuple[cst.CSTNode, tuple[cst.FunctionDef, ...]]] = [(module, ())]
-    while stack:
-        current, around = stack.pop()
-        if current is node:
-            return list(around)
-        if type(current) is cst.FunctionDef:
-            around = (*around, current)
-        stack.extend((child, around) for child in reversed(mt.syntax_children(current)))
-    return []
 
 
 # a configuration file's target: `target: pkg.mod.Class`, Hydra's `_target_:`, jsonargparse's `class_path:`

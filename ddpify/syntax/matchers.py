@@ -151,6 +151,20 @@ def findall(node: cst.CSTNode, kind: type[N] | tuple[type, ...],
     return [n for n in walk(node) if isinstance(n, kind) and (where is None or where(n))]
 
 
+def functions_around(module: cst.Module, node: cst.CSTNode) -> list[cst.FunctionDef]:
+    """The functions whose code holds `node` (decorators and defaults included), outermost first:
+    one walk down to it, not a walk of every function of the module for its calls."""
+    stack: list[tuple[cst.CSTNode, tuple[cst.FunctionDef, ...]]] = [(module, ())]
+    while stack:
+        current, around = stack.pop()
+        if current is node:
+            return list(around)
+        if type(current) is cst.FunctionDef:
+            around = (*around, current)
+        stack.extend((child, around) for child in reversed(syntax_children(current)))
+    return []
+
+
 def is_name(node: cst.CSTNode, *values: str) -> bool:
     """A Name (one of `values`, when given)."""
     return type(node) is cst.Name and (not values or node.value in values)
