@@ -50,6 +50,7 @@ class Edits:
         self.comments: dict[cst.CSTNode, list[str]] = defaultdict(list)
         self.todos: set[tuple[cst.CSTNode, str]] = set()
         self.enclosed: dict[cst.CSTNode, str] = {}
+        self.removed: set[cst.CSTNode] = set()
         self.imports: list[tuple[str, str | None]] = []
         self.records: list[Record] = []
         self.rewrite = ""
@@ -105,6 +106,12 @@ class Edits:
         self.replacements[node].append(fn)
         if message:
             self.record(node, message, needs_group=needs_group)
+
+    def remove(self, stmt: cst.CSTNode) -> None:
+        """Drop `stmt`; `removed` keeps it, so that a later edit can tell a block it empties
+        (a rewrite that drops the last statement left in an `if` drops the `if`)."""
+        self.removed.add(stmt)
+        self.replace(stmt, lambda node: cst.RemoveFromParent())
 
     def insert_before(self, stmt: cst.CSTNode, *new: cst.BaseStatement | str) -> None:
         self.before[stmt].extend(self._statements(new))

@@ -835,13 +835,16 @@ def _drop_own_wraps(facts: Facts, edits: Edits, model: Model, own: list[cst.Call
 
 def _remove(facts: Facts, edits: Edits, statement: cst.CSTNode) -> None:
     """Drop `model = nn.DataParallel(model)`; and the `if n_gpu > 1:` around it when nothing else
-    is left in it (the wrap that replaces it applies on every path)."""
+    is left in it (the wrap that replaces it applies on every path): nothing but the statements
+    dropped before it. Before, an `if ngpu > 1:` over `net_g = nn.DataParallel(net_g)` and
+    `net_d = nn.DataParallel(net_d)` (both wrapped in DDP after it) was left as `if ngpu > 1: pass`;
+    now it goes, as the `if` over one does."""
     block = facts.parent(statement)
     owner = facts.parent(block)
-    if isinstance(block, cst.IndentedBlock) and len(block.body) == 1:
+    if isinstance(block, cst.IndentedBlock) and all(s is statement or s in edits.removed for s in block.body):
         if isinstance(owner, cst.If) and owner.orelse is None and not isinstance(facts.parent(owner), cst.If):
-            edits.replace(owner, lambda node: cst.RemoveFromParent())
+            edits.remove(owner)
         else:
             edits.replace(statement, lambda node: cst.parse_statement("pass\n"))
     else:
-        edits.replace(statement, lambda node: cst.RemoveFromParent())
+        edits.remove(statement)

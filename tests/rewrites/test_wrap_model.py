@@ -265,6 +265,99 @@ if torch.cuda.device_count() > 1:
     print('GPUs')
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 """, "dataparallel_in_a_longer_gpu_count_branch_becomes_an_unconditional_wrap", scaffold=SCRIPT.before("optimizer")),
+    # a GAN's two DataParallel wraps in one `if ngpu > 1:` (decision 0193): the `if` goes with them, as the
+    # `if` over one does (it was left as `if ngpu > 1: pass`)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+ngpu = 1
+loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+net_g = torch.nn.Linear(2, 2)
+net_d = torch.nn.Linear(2, 1)
+if ngpu > 1:
+    net_g = torch.nn.DataParallel(net_g, list(range(ngpu)))
+    net_d = torch.nn.DataParallel(net_d, list(range(ngpu)))
+opt_g = torch.optim.Adam(net_g.parameters())
+opt_d = torch.optim.Adam(net_d.parameters())
+for epoch in range(2):
+    for (x,) in loader:
+        opt_d.zero_grad()
+        net_d(net_g(x).detach()).mean().backward()
+        opt_d.step()
+        opt_g.zero_grad()
+        net_d(net_g(x)).mean().backward()
+        opt_g.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+ngpu = 1
+loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+net_g = torch.nn.Linear(2, 2)
+net_d = torch.nn.Linear(2, 1)
+net_g = DistributedDataParallel(net_g, device_ids=device_ids(net_g))
+net_d = DistributedDataParallel(net_d, device_ids=device_ids(net_d))
+opt_g = torch.optim.Adam(net_g.parameters())
+opt_d = torch.optim.Adam(net_d.parameters())
+for epoch in range(2):
+    for (x,) in loader:
+        opt_d.zero_grad()
+        net_d(net_g(x).detach()).mean().backward()
+        opt_d.step()
+        opt_g.zero_grad()
+        net_d(net_g(x)).mean().backward()
+        opt_g.step()
+""", "two_dataparallel_wraps_that_fill_a_gpu_count_branch_take_it_with_them"),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+ngpu = 1
+loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+net_g = torch.nn.Linear(2, 2)
+net_d = torch.nn.Linear(2, 1)
+if ngpu > 1:
+    print('GPUs')
+    net_g = torch.nn.DataParallel(net_g, list(range(ngpu)))
+    net_d = torch.nn.DataParallel(net_d, list(range(ngpu)))
+opt_g = torch.optim.Adam(net_g.parameters())
+opt_d = torch.optim.Adam(net_d.parameters())
+for epoch in range(2):
+    for (x,) in loader:
+        opt_d.zero_grad()
+        net_d(net_g(x).detach()).mean().backward()
+        opt_d.step()
+        opt_g.zero_grad()
+        net_d(net_g(x)).mean().backward()
+        opt_g.step()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+ngpu = 1
+loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+net_g = torch.nn.Linear(2, 2)
+net_d = torch.nn.Linear(2, 1)
+if ngpu > 1:
+    print('GPUs')
+net_g = DistributedDataParallel(net_g, device_ids=device_ids(net_g))
+net_d = DistributedDataParallel(net_d, device_ids=device_ids(net_d))
+opt_g = torch.optim.Adam(net_g.parameters())
+opt_d = torch.optim.Adam(net_d.parameters())
+for epoch in range(2):
+    for (x,) in loader:
+        opt_d.zero_grad()
+        net_d(net_g(x).detach()).mean().backward()
+        opt_d.step()
+        opt_g.zero_grad()
+        net_d(net_g(x)).mean().backward()
+        opt_g.step()
+""", "two_dataparallel_wraps_beside_another_statement_leave_the_branch_with_it"),
     pair("""\
 import argparse
 args = argparse.ArgumentParser().parse_args()
