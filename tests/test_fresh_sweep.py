@@ -64,7 +64,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep24c.json", 7),
                                         ("fresh_sweep24a.json", 7),
                                         ("fresh_sweep25b.json", 8),
-                                        ("fresh_sweep25c.json", 9)])
+                                        ("fresh_sweep25c.json", 9),
+                                        ("fresh_sweep25a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -428,6 +429,13 @@ def test_the_twenty_fourth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep(
     assert len(part_a) >= 5 and not part_a & earlier
 
 
+def test_the_twenty_fifth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep25a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep25a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 5 and not part_a & earlier
+
+
 def test_a_stand_in_value_formats_as_the_number_it_reads_as():
     """stes/torch-associative prints `'{:.3f}'.format(df['acc'][-100:].mean()*100)` of a pandas frame
     (a no-op stand-in): a format spec formats it as 0, as `float()` reads it; no spec, its repr."""
@@ -613,6 +621,48 @@ def test_the_stand_in_pydantic_keeps_fields_and_defaults_and_requires_the_rest()
                    "except TypeError:\n"
                    "    print('required')")
     assert out.split() == ["m", "None", "0.5", "required"]
+
+
+def test_the_stand_in_pydantic_serves_version_one_names_fields_dict_and_validators():
+    """johnnygreco/midiGPT's `TrainConfigure(ModelConfigure)` has a bare `@root_validator`, reads
+    `ModelConfigure.__fields__` and saves `config.dict()`: the field names over the class's bases, the
+    values as a dict, the validator left as it is."""
+    out = _stubbed("from pydantic import BaseModel, root_validator\n"
+                   "class M(BaseModel):\n"
+                   "    size: int\n"
+                   "    heads: int = 4\n"
+                   "    @root_validator\n"
+                   "    def check(cls, values):\n"
+                   "        return values\n"
+                   "class T(M):\n"
+                   "    epochs: int = 3\n"
+                   "    @property\n"
+                   "    def model_config(self):\n"
+                   "        return M(**{k: v for k, v in self.dict().items() if k in M.__fields__})\n"
+                   "t = T(size=8, epochs=2)\n"
+                   "print(sorted(T.__fields__), sorted(t.dict().items()), t.model_config.dict())")
+    assert out.strip() == "['epochs', 'heads', 'size'] [('epochs', 2), ('heads', 4), ('size', 8)] {'size': 8, 'heads': 4}"
+
+
+def test_the_stand_ins_serve_a_plots_line_tqdms_rich_bar_and_resnet_weights_enums():
+    """YasminaKerkeb's model unpacks `h, = ax.plot(curve)` (matplotlib's list of lines; a pandas
+    stand-in's `plot` stays one object); midiGPT's trainer runs under `tqdm.rich.tqdm` (rich.progress's
+    `Text`, `filesize`, `Progress.reset`); lukas-gandler's models package imports `ResNet50_Weights`."""
+    out = _stubbed("import matplotlib.pyplot as plt\n"
+                   "import pandas as pd\n"
+                   "from tqdm.rich import tqdm\n"
+                   "from torchvision.models import ResNet50_Weights, resnet50\n"
+                   "fig, ax = plt.subplots(2, 1)\n"
+                   "h, = ax[0].plot([1, 2])\n"
+                   "line, = plt.plot([1, 2])\n"
+                   "axis = pd.read_csv('x.csv')['a'].plot(rot=25)\n"
+                   "axis.legend(['a'])\n"
+                   "with tqdm(total=3) as bar:\n"
+                   "    for _ in range(3):\n"
+                   "        bar.update(1)\n"
+                   "    tqdm.write('done')\n"
+                   "print(ResNet50_Weights.DEFAULT is not None)")
+    assert out.split()[-2:] == ["done", "True"]
 
 
 def test_the_stand_in_rich_serves_custom_progress_columns_tables_and_text_and_torchvision_pil_to_tensor():

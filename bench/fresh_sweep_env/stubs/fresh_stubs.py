@@ -38,7 +38,7 @@ def _axes(nrows=1, ncols=1, squeeze=True, **kwargs):
     nrows, ncols = kwargs.get("nrows", nrows), kwargs.get("ncols", ncols)
     axes = numpy.empty((nrows, ncols), dtype=object)
     for index in numpy.ndindex(axes.shape):
-        axes[index] = _Axes("Axes")
+        axes[index] = _Axes("Axes", "matplotlib")
     if not squeeze:
         return axes
     return axes[0, 0] if axes.size == 1 else axes.reshape(-1) if 1 in axes.shape else axes
@@ -58,9 +58,11 @@ class Anything:
 
     def __call__(self, *args, **kwargs):
         if self._name == "subplots":  # fig, axes = plt.subplots(nrows, ncols): axes as matplotlib shapes them
-            return Anything("subplots[0]"), _axes(*args[:2], **kwargs)
+            return Anything("subplots[0]", self._top), _axes(*args[:2], **kwargs)
         if self._name == "legend_elements":  # handles, labels = ...
             return Anything(self._name + "[0]"), Anything(self._name + "[1]")
+        if self._name == "plot" and self._top == "matplotlib":  # `line, = ax.plot(x)`: a list of its lines
+            return [Anything("line", self._top)]
         if self._name in WRITES and not (self._name == "configure" and not args and "logdir" not in kwargs) \
                 and not (self._name == "init" and self._top is not None and self._top not in INIT_WRITERS):
             # joblib.dump(value, path): the path second; `structlog.configure(processors=...)`, given
@@ -71,7 +73,7 @@ class Anything:
                 return Anything(self._name + "()")  # `plt.savefig(io.BytesIO())`: a stream in memory, no file
             _record(self._name, path if isinstance(path, (str, os.PathLike)) and
                     self._name in ("savefig", "imsave", "imwrite", "mimsave", "savemat", "save", "dump") else None)
-        return Anything(self._name + "()")
+        return Anything(self._name + "()", self._top)
 
     def __setattr__(self, name, value):
         pass

@@ -1,5 +1,9 @@
 """rich.progress's Progress as a silent context manager whose `track` yields the iterable's items
-(the columns are accepted and ignored); `track` at module level likewise."""
+(the columns are accepted and ignored); `track` at module level likewise. `Text` and `filesize` as
+rich.progress imports them (tqdm.rich takes them from there)."""
+
+from rich import filesize  # noqa: F401  (rich.progress's own import, which tqdm.rich reads)
+from rich.text import Text  # noqa: F401
 
 
 class _Column:
@@ -40,6 +44,9 @@ class Progress:
         pass
 
     def advance(self, task_id, advance=1):
+        pass
+
+    def reset(self, task_id=None, **kwargs):
         pass
 
 

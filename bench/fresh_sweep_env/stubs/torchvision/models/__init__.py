@@ -161,6 +161,7 @@ efficientnet_b0 = efficientnet_b1 = _scratch_efficientnet(1280)
 efficientnet_b2 = _scratch_efficientnet(1408)
 EfficientNet_B0_Weights, EfficientNet_B1_Weights = _weights(224, 256), _weights(240, 255)
 EfficientNet_B2_Weights = _weights(288, 288)
+ResNet18_Weights = ResNet34_Weights = ResNet50_Weights = ResNet101_Weights = ResNet152_Weights = _weights(224, 256)
 vgg16 = alexnet = inception_v3 = _unavailable
 squeezenet1_0 = squeezenet1_1 = _unavailable
 from . import inception  # noqa: E402,F401  (torchvision.models.inception, as the package imports it)
