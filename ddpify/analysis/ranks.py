@@ -1949,9 +1949,23 @@ def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def names_in(facts: Facts, node: cst.CSTNode) -> list[cst.CSTNode]:
     """The names and attributes in `node` (`a`, `a.b` and its `a`), from the index of `facts`
-    (`Facts.findall`: a walk where `node` is of no tree of theirs)."""
+    (`Facts.findall`: a walk where `node` is of no tree of theirs); not a call's keyword, which
+    names a parameter of the callee and reads nothing.
+
+    Before, the keyword was a name like any other: in `flag = torch.tensor(0, device=device)` the
+    `device` of `device=` read the script's variable `device` (`torch.device(f"cuda:{local_rank}")`,
+    a rank), so a flag rank 0 broadcast (`dist.broadcast(flag, src=0)`) was still a rank's value to
+    `SameValues` and `check` reported the agreed early stop as DDP005; and a keyword spelled like a
+    name a collective agreed (`should_stop(loss=own_loss)` beside `dist.all_reduce(loss)`) made a
+    test of this process's own value look agreed. Now only the value after `=` is read."""
     found: list[cst.CSTNode] = facts.findall(node, (cst.Name, cst.Attribute))
-    return found
+    return [n for n in found if not (isinstance(n, cst.Name) and _is_keyword(facts, n))]
+
+
+def _is_keyword(facts: Facts, name: cst.Name) -> bool:
+    """Is `name` the keyword of a call's argument (the `device` of `device=rank`)?"""
+    parent = facts.parent(name)
+    return isinstance(parent, cst.Arg) and parent.keyword is name
 
 
 def rank_variable(key: str) -> bool:
