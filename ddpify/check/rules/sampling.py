@@ -74,10 +74,13 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     name: `fit(model, train_loader, test_loader)`) is left alone: the order of an evaluation pass does not
     change its result. So is a call of a helper that builds the sampler and returns its loader
     (also in a tuple: `test_loader, n = build_loader("test")`, also through a helper that returns
-    its call as it is: `return get_val_loader_inria(cfg)`) whose loader only evaluation reads,
+    its call as it is: `return get_val_loader_inria(cfg)`; also a library's loader that takes the
+    sampler as torch's does, deeplake's `data.pytorch(sampler=sampler)`) whose loader only evaluation reads,
     or nothing: the helper's call for training is still reported. Nor is a sampler handed to no call
     at all (no loader draws from it: a left-over `train_sampler` beside a loader that shuffles by
-    itself, which DDP021 reports). Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
+    itself, which DDP021 reports; an item of a dict read by its key is that key's sampler only,
+    `sampler=samplers["train"]` takes no `samplers["val"]`, and a function of the program that
+    never reads its parameter takes nothing). Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
     or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`.
     Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
     sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
@@ -598,10 +601,21 @@ def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
     """Is `sampler` handed to no call of the program: no DataLoader draws from it (`sampler=`,
     `batch_sampler=`, a `**` dict holding it) and no function is given it? Then no evaluation reads
     through it (a test sampler built beside a `DataLoader(test_set)` that does not take it), nothing
-    is padded. Read through names, the values of dicts, lists and tuples (two deep)."""
+    is padded. Read through names, the values of dicts, lists and tuples (two deep). An item read by
+    its literal key from a dict written out with literal keys is that key's value only, as the
+    object core reads it (`sampler=samplers["train"]` takes no `samplers["val"]`), and a function
+    of the program whose parameter for the argument is never read takes nothing
+    (`train_model(model, samplers)` that no longer reads `samplers`). Before, both took every
+    sampler of the dict: a validation sampler whose loader's `sampler=` is commented out was
+    reported."""
     f = ctx.facts
+    flow = objects.of(f)
 
     def holds(expr: cst.BaseExpression, depth: int = 2) -> bool:
+        if isinstance(expr, cst.Subscript):
+            keyed = flow.values(expr)  # `samplers["train"]`: the key's value where the dict is known
+            if keyed and not any(isinstance(site, objects.CONTAINERS) for site in keyed):
+                return any(f.is_inside(sampler, site) for site in keyed)
         for origin in f.origins(expr):
             if f.is_inside(sampler, origin):
                 return True
@@ -614,7 +628,16 @@ def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
         return False
 
     return not any(call is not sampler and not f.is_inside(call, sampler) and holds(arg.value)
-                   for call in f.calls for arg in call.args)
+                   and not _unread_parameter(f, call, arg) for call in f.calls for arg in call.args)
+
+
+def _unread_parameter(f, call: cst.Call, arg: cst.Arg) -> bool:
+    """Is `arg` bound, in every function of the program `call` may run, to a parameter that the
+    function never reads (`_never_read`: `def train_model(model, samplers, ...)` whose
+    `samplers["train"].set_epoch(epoch)` is commented out)?"""
+    funcs = [] if arg.star else f.user_functions(call)
+    params = [next((p for p in param_names(func) if f.argument_for(call, func, p) is arg.value), None) for func in funcs]
+    return bool(funcs) and all(p is not None and _never_read(f, {Ref(func, p)}) for func, p in zip(funcs, params))
 
 
 # collectives that combine values of several processes (a broadcast copies rank 0's, which holds no repeat)
@@ -791,7 +814,10 @@ def _unread_or_evaluated_at(ctx: Context, sampler: cst.Call, site: cst.Call, dep
     evaluation, names for it)? The order of such a loader repeats nothing that trains; another
     call of the same helper, for training, is still reported. Where `site` is returned as it is
     (`return get_val_loader_inria(cfg)` of a dispatching `get_val_loader`), each call of the
-    function returning it is asked instead (`depth` such functions up)."""
+    function returning it is asked instead (`depth` such functions up). The loader may be a
+    library's that takes the sampler as torch's does (`data.pytorch(batch_size=b, sampler=sampler)`
+    of deeplake, in a `__call__` the file calls as `LoadDeeplakeDataset(...)()`): before, only a
+    DataLoader counted, and a test loader's call of the helper was reported."""
     f = ctx.facts
     outer = f.scope(site)
     if isinstance(f.parent(site), cst.Return) and isinstance(outer, cst.FunctionDef) and depth:
@@ -800,7 +826,8 @@ def _unread_or_evaluated_at(ctx: Context, sampler: cst.Call, site: cst.Call, dep
     flow = objects.of(f)
     func = f.scope(sampler)
     made = [c for c in ctx.script.calls_of(LOADER) if f.scope(c) is func]
-    drawing = [c for c in made if any(f.is_inside(sampler, o) for arg in _sampler_args(f, c) for o in f.origins(arg))]
+    drawing = [c for c in [*made, *_library_loaders(f, func)]
+               if any(f.is_inside(sampler, o) for arg in _sampler_args(f, c) for o in f.origins(arg))]
     # a mapping of loader arguments filled by item (`params["sampler"] = sampler`) is not followed:
     # then the helper's only loader
     held = {r for c in drawing or (made if len(made) == 1 else []) for r in flow.bound_to(c)}
@@ -809,6 +836,14 @@ def _unread_or_evaluated_at(ctx: Context, sampler: cst.Call, site: cst.Call, dep
         return False
     refs = flow.carriers(bound)
     return _never_read(f, refs) or _read_for_evaluation_only(f, refs, bound)
+
+
+def _library_loaders(f, func: cst.CSTNode) -> list[cst.Call]:
+    """The calls in `func` of a library's function, not torch's DataLoader, that take a sampler by
+    torch's keyword (`sampler=`/`batch_sampler=`): a loader of the library over that sampler
+    (deeplake's `dataset.pytorch(..., sampler=sampler)`)."""
+    return [c for c in f.calls if f.scope(c) is func and not f.user_functions(c) and not f.builds(c)
+            and f.qualify(c.func) != LOADER and (mt.keyword(c, "sampler") or mt.keyword(c, "batch_sampler"))]
 
 
 def _read_for_evaluation_only(f, refs: set[Ref], bound: set[Ref]) -> bool:
@@ -852,11 +887,12 @@ def _never_read(f, refs: set[Ref] | None) -> bool:
 
 
 def _bound_or_none_tested(f, name: cst.Name) -> bool:
-    """Is `name` here a target of an assignment (`a, b = ...` too) or a side of a test against None?"""
+    """Is `name` here a target of an assignment (`a, b = ...` too), a parameter that binds it, or a
+    side of a test against None?"""
     node, parent = name, f.parent(name)
     while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
         node, parent = parent, f.parent(parent)
-    if isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.AnnAssign) and parent.target is node:
+    if isinstance(parent, (cst.AssignTarget, cst.Param)) or isinstance(parent, cst.AnnAssign) and parent.target is node:
         return True
     if isinstance(parent, cst.Comparison) and parent.left is name:
         return len(parent.comparisons) == 1 and mt.is_name(parent.comparisons[0].comparator, "None")
