@@ -597,6 +597,49 @@ class Launcher:
         sites = f.entries(scope) if isinstance(scope, cst.FunctionDef) else []
         return depth > 0 and bool(sites) and all(self.at_import_first(site, depth - 1) for site in sites)
 
+    def alone(self, node: cst.CSTNode) -> bool:
+        """Is `node` in the checked file's main block (`if __name__ == "__main__":`), where the run
+        of the file as a program does nothing distributed: its top level (the statements outside
+        functions, the main block among them, and the imported modules' top levels) and every
+        function of the program those reach (by a call, handed on by name, or a method of a class
+        they build) call nothing of torch.distributed, wrap no model, build no DistributedSampler,
+        join no group and start no worker (`_joins`)? Then the process that runs it is no group's,
+        alone: the program's distributed code lies in functions its run never enters
+        (`main_worker`, whose `mp.spawn` in the main block is commented out, the main block now
+        generating images in one process), which a user may still call (their findings stay). Not
+        the module's other top-level code: it runs in every process of a script that imports it.
+
+        Before: JeremGamingYT's `generate_sequence`, which only such a main block calls, saved its
+        frames and GIF "on every rank" (DDP006); now its call is one process's."""
+        return any(self.facts.is_inside(node, block) for block in self._main_blocks) and self._runs_alone
+
+    @cached_property
+    def _runs_alone(self) -> bool:
+        f = self.facts
+        if composer_handlers(f):
+            return False
+        flow = objects.of(f)
+        top = [c for c in f.calls if isinstance(f.scope(c), (cst.Module, cst.ClassDef))
+               and not any(f.is_inside(c, block) for block in f.module.body
+                           if isinstance(block, cst.If) and _is_main_test(block.test) and f.in_library(block))]
+        seen: set[cst.FunctionDef] = set()
+        calls, todo = list(top), list[cst.FunctionDef]()
+        while calls or todo:
+            for call in calls:
+                if _distributed_call(f, call) or barrier_method(f, call) or _joins(f, call):
+                    return False
+                todo += f.user_functions(call)
+                todo += [g for a in call.args if isinstance(a.value, cst.Name) for g in self._named(a.value.value)]
+                todo += [m for cls in flow.classes_built(call) for c in f.lineage(cls)
+                         for m in f.findall(c.body, cst.FunctionDef)]
+            calls = []
+            while todo:
+                func = todo.pop()
+                if func not in seen:
+                    seen.add(func)
+                    calls += f.calls_in(func.body)
+        return True
+
     def _named(self, name: str) -> list[cst.FunctionDef]:
         return [f for f in self.facts.functions.get(name, ()) if self.facts.enclosing_class(f) is None]
 

@@ -829,6 +829,8 @@ class Ranks:
         func = self.facts.scope(node)
         if isinstance(func, cst.FunctionDef) and self._web_route(func):
             return True
+        if isinstance(func, cst.Module) and self.launcher.alone(node):
+            return True  # the main block of a run that joins no group
         if depth == 0 or not isinstance(func, cst.FunctionDef) or func in self.launcher.targets \
                 or self._handed_on(func):
             return False

@@ -261,3 +261,37 @@ def test_rank_zero_only_is_global_rank_zero_here_or_at_every_call():
     assert ctx.ranks.rank_zero_only(printed['"three"']) is False  # one process, not rank 0
     assert ctx.ranks.rank_zero_only(printed['"master"']) is True  # a flag set by `rank == 0`
     assert ctx.ranks.rank_zero_only(printed['"node master"']) is False  # a flag set by `local_rank == 0`
+
+
+ALONE = """
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+def worker(rank, world_size):
+    dist.init_process_group("nccl", rank=rank, world_size=world_size)
+    print("worker")
+
+def generate():
+    print("generate")
+
+if __name__ == "__main__":
+    # mp.spawn(worker, args=(2,), nprocs=2)
+    generate()
+    print("main")
+"""
+
+
+@pytest.mark.parametrize("main, alone", [
+    ("# mp.spawn(worker, args=(2,), nprocs=2)", True),  # the group's code lies in a function the run never enters
+    ("mp.spawn(worker, args=(2,), nprocs=2)", False),  # the main block starts the workers
+    ("worker(0, 1)", False),  # it joins the group itself
+    ("dist.init_process_group('gloo')", False),
+])
+def test_a_main_block_that_does_nothing_distributed_runs_alone(main, alone):
+    facts = Facts(parse_module(ALONE.replace("# mp.spawn(worker, args=(2,), nprocs=2)", main)))
+    ranks = Context(facts).ranks
+    printed = {facts.code(c.args[0].value): c for c in facts.calls if facts.code(c.func) == "print"}
+    assert ranks.undistributed(printed['"main"']) is alone
+    assert ranks.undistributed(printed['"generate"']) is alone  # its one call is the main block's
+    assert ranks.undistributed(printed['"worker"']) is False  # a user may still call it

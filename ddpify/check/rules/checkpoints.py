@@ -86,7 +86,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     after `assert opt.local_rank == -1`, where a test holds that the distributed branch asserts
     false: `if opt.evolve:` after `if LOCAL_RANK != -1: assert not opt.evolve`; also in a function every
     call of which is so, in another module too: `train_with_dp(cfg)` in the `else` of `if cfg.DISTRIBUTE:`,
-    the flag every process group starts under, also `and`-ed with another; or a web server's
+    the flag every process group starts under, also `and`-ed with another; or the main block of a
+    file whose run as a program does nothing distributed, its `mp.spawn` commented out: the group's
+    code lies in functions that run never enters; or a web server's
     request handler, `@app.post("/model/")` of a FastAPI or Flask app: the server's process), not in a "main
     process first" block (`with
     torch_distributed_zero_first(rank):`, a context manager of the program whose other ranks wait
@@ -104,7 +106,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     wrapper calls it under a rank test, `@rank0_only`, also one of the method's own class body, `@_main_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
     (`self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
-    as lie between (`fuse()` of a module whose helper in a third module writes); not a call through a
+    as lie between (`fuse()` of a module whose helper in a third module writes); not where a call
+    on the way leaves out the branch that leads to the write (`Samples(rows, find=False)` whose
+    constructor calls the writing helper only `if find:`); not a call through a
     global name only one rank's branch binds (`global log` ... `if rank == 0: log =
     utils.set_save_path(d)`: the other ranks never hold it). `--fix` puts it under `if not dist.is_initialized() or
     dist.get_rank() == 0:` (not a download: the others read what it fetches, so they must wait for it).
@@ -154,13 +158,26 @@ def _on_every_rank(ctx: Context, call: cst.Call, path: cst.BaseExpression | None
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func)
                 and not ctx.ranks.joins_every_process(func)
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func))
-                and all(_on_one_rank(ctx, site, func) or left_out(f, call, func, site) or ctx.ranks.undistributed(site)
+                and all(_on_one_rank(ctx, site, func) or _left_out_by(f, call, func, site) or ctx.ranks.undistributed(site)
                         for site in f.entries(func))
                 or path is not None and (_per_rank(ctx, path) or _per_sample_of_a_shard(ctx, call, path)
                                          or _null_device(ctx, path))
                 or ctx.ranks.undistributed(call)
                 or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call)
                 or writes.locked_on_every_way(f, call) or fetched and ctx.script.launcher.at_import_first(call))
+
+
+def _left_out_by(f, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call, depth: int = 3) -> bool:
+    """Does the call `site` of `func` leave out the branch of `func` holding `node` (`left_out`), or
+    is `site` itself so left out by every call of the function around it, `depth` calls up? A
+    helper's write that only `if find:` of a constructor reaches, where every call of the
+    constructor passes `find=False`, never runs (before, only the branches of the write's own
+    function were asked)."""
+    if left_out(f, node, func, site):
+        return True
+    outer = f.scope(site)
+    entries = f.entries(outer) if isinstance(outer, cst.FunctionDef) and depth else []
+    return bool(entries) and all(_left_out_by(f, site, outer, s, depth - 1) for s in entries)
 
 
 def _logged_on_one_rank(ctx: Context, call: cst.Call) -> bool:
@@ -187,23 +204,28 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
     file of the program, on every rank, directly or through functions of any file between them
     (a trainer's `self.save_best_checkpoint()` of a base class in another module, whose
     `_save_checkpoint` calls `torch.save`; `fusion()` of a module whose function calls
-    `utils/misc.save_hdf5()`, which writes). Each function is asked once."""
+    `utils/misc.save_hdf5()`, which writes). Each function is asked once for each call in it
+    that leads to the write. A call that leaves out the branch of its callee holding the call
+    that leads on, at any step (`left_out`: `StockHeadlineDataset(..., find_valid_samples=False)`
+    whose `__init__` calls the writing `self._find_valid_samples()` only `if find_valid_samples:`),
+    does not run the write; before, only the write's own function's branches were asked."""
     f = ctx.facts
     if f.program is None:
         return []
     home, entry = f.program.part_of(call, f.parents), f.program.parts[0]
     found: list[cst.Call] = []
-    frontier: list[tuple[cst.CSTNode | None, cst.ClassDef | None]] = [(f.scope(call), None)]
+    # (a function, the class whose instance must run it, the node in it that leads to the write)
+    frontier: list[tuple[cst.CSTNode | None, cst.ClassDef | None, cst.CSTNode]] = [(f.scope(call), None, call)]
     seen: set = set()
     while frontier:
         reached = []
-        for func, needed in frontier:
-            if not isinstance(func, cst.FunctionDef) or (func, needed) in seen:
+        for func, needed, inner in frontier:
+            if not isinstance(func, cst.FunctionDef) or (func, needed, inner) in seen:
                 continue
-            seen.add((func, needed))
+            seen.add((func, needed, inner))
             for site in f.call_sites(func):
                 if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site, write=call) \
-                        or func is f.scope(call) and left_out(f, call, func, site) or writes.under_file_lock(f, site):
+                        or left_out(f, inner, func, site) or writes.under_file_lock(f, site):
                     continue  # (under a file lock the processes run it in turn)
                 runs = _dispatched_to(f, site, func, needed)
                 if runs is False:
@@ -212,7 +234,7 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
                     if runs is None or _made_on(f, f.scope(site), runs):
                         found.append(site)
                 else:
-                    reached.append((f.scope(site), runs))
+                    reached.append((f.scope(site), runs, site))
         frontier = reached
     return found
 
