@@ -375,6 +375,29 @@ def made_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
     return None
 
 
+def lazy_layers(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set | None = None) -> str | None:
+    """A lazy layer of torch that `__init__` of `cls` (or a method it calls through `self.`), or of a
+    sub-module class of the program it builds, makes (`nn.LazyLinear(128)`, `nn.LazyConv2d(64, 3)`:
+    its parameters are made by the first forward, from the input's shape), as "`nn.LazyLinear` of
+    `cnn_simCLR`"; or None. DistributedDataParallel refuses a module whose parameters are not made
+    yet ("Modules with uninitialized parameters can't be used with `DistributedDataParallel`")."""
+    seen = set() if seen is None else seen
+    if cls in seen:
+        return None
+    seen.add(cls)
+    for owner in _lineage(facts, cls):
+        init = _own_method(facts, owner, "__init__")
+        for func in _reached(facts, cls, init) if init is not None else ():
+            for call in facts.calls_in(func):
+                layer = (facts.qualify(call.func) or "").rpartition(".")[2]
+                if layer.startswith("Lazy") and (facts.qualify(call.func) or "").startswith("torch.nn."):
+                    return f"`{facts.code(call.func)}` of `{cls.name.value}`"
+    for sub in _sub_module_classes(facts, cls) if depth else ():
+        if (found := lazy_layers(facts, sub, depth - 1, seen)) is not None:
+            return found
+    return None
+
+
 RANDOM_FILLS = frozenset({"normal_", "uniform_", "random_", "bernoulli_", "exponential_", "cauchy_", "log_normal_",
                           "geometric_"})  # in-place draws of a tensor's values
 

@@ -1327,12 +1327,13 @@ def _model_at(facts: Facts, chosen: Candidate, optimizer: cst.CSTNode, by_object
     # the program's own DataParallel of the object: on every path that binds the object to its name
     defined = _unconditional(facts, facts.statement(stmt), optimizer, bound=name if chosen in by_object else None,
                              name=name)
-    setup, anchor = _setup_after(facts, defined, name)
+    lazy = any(forward.lazy_layers(facts, cls) for cls in forward.classes_of(facts, [defined]))
+    setup, anchor = _setup_after(facts, defined, name, lazy)
     alias = next((s for s in setup if _trained_alias(facts, s, of=name)), None)
     pair = _alias_of(alias) if alias is not None and dp is None else None
     if alias is not None and pair is not None:  # `model = net` in the set-up, and the training reads `model`
         name, defined = pair[0], _unconditional(facts, alias)
-        setup, anchor = _setup_after(facts, defined, name)
+        setup, anchor = _setup_after(facts, defined, name, lazy)
     return Model(name, defined, anchor, dataparallel=dp, setup=setup)
 
 
@@ -2171,20 +2172,30 @@ def _after_training(facts: Facts, stmt: cst.CSTNode) -> bool:
                for lp in facts.loops_in(facts.scope(stmt)))
 
 
-def _setup_after(facts: Facts, defined: cst.CSTNode, name: str) -> tuple[list[cst.CSTNode], cst.CSTNode]:
+def _setup_after(facts: Facts, defined: cst.CSTNode, name: str,
+                 lazy: bool = False) -> tuple[list[cst.CSTNode], cst.CSTNode]:
     """The set-up statements after `defined` that must run before the wrap, and the last of them."""
-    setup, anchor = _setup_in(facts, facts.following(defined), name)
+    setup, anchor = _setup_in(facts, facts.following(defined), name, lazy)
     return setup, anchor or defined
 
 
-def _setup_in(facts: Facts, stmts: Sequence[cst.CSTNode], name: str) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
+def _setup_in(facts: Facts, stmts: Sequence[cst.CSTNode], name: str,
+              lazy: bool = False) -> tuple[list[cst.CSTNode], cst.CSTNode | None]:
     """The leading statements of `stmts` that set `name` up before it can be wrapped, and the
     last of them (None when there is none): those that use it, and those that call a method of an
-    object of another package it was handed (`_holders`)."""
+    object of another package it was handed (`_holders`). For a model with lazy layers
+    (`forward.lazy_layers`), a dry run too (`dry_run`: `model(torch.zeros(1, 3, 32, 32))`): its
+    parameters are made there, and DistributedDataParallel refuses them before. Before, the wrap
+    came ahead of the dry run, the first forward that stops the set-up of any other model, and DDP
+    stopped every process ("Modules with uninitialized parameters can't be used"); now it follows it."""
     setup: list[cst.CSTNode] = []
     anchor = None
     holders: set[str] = set()
     for stmt in stmts:
+        if lazy and dry_run(facts, stmt, name):
+            setup.append(stmt)
+            anchor = stmt
+            continue
         if _stops(facts, stmt, name):
             break
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
@@ -2195,6 +2206,17 @@ def _setup_in(facts: Facts, stmts: Sequence[cst.CSTNode], name: str) -> tuple[li
             anchor = stmt
             holders |= _holders(facts, stmt, name)
     return setup, anchor
+
+
+def dry_run(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
+    """Is `stmt` one forward pass of `name` outside any loop, with no backward nor step
+    (`model(torch.zeros(1, 3, 32, 32))`, alone or under `with torch.no_grad():`): the dry run that
+    makes a lazy layer's parameters?"""
+    if not isinstance(stmt, (cst.SimpleStatementLine, cst.With)) or facts.findall(stmt, (cst.For, cst.While, cst.Return)):
+        return False
+    calls = facts.calls_in(stmt)
+    return any(dotted(c.func) == name for c in calls) and not any(
+        isinstance(c.func, cst.Attribute) and c.func.attr.value in ("backward", "step") for c in calls)
 
 
 def _holders(facts: Facts, stmt: cst.CSTNode, name: str) -> set[str]:

@@ -174,8 +174,8 @@ import libcst as cst
 
 from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
-from ddpify.analysis.models import (bare_tensors, builds_module, differentiated_copies, holds_wrapper, model_classes,
-                                   penalties, weight_copies)
+from ddpify.analysis.models import (bare_tensors, builds_module, differentiated_copies, dry_run, holds_wrapper,
+                                   model_classes, penalties, weight_copies)
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names, parameters_of
 from ddpify.syntax.names import dotted
@@ -198,6 +198,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for model in models.wrapped:
         name = model.name
         _warn_made_in_forward(facts, edits, model, options)
+        _warn_lazy(facts, edits, model, options)
         _warn_redrawn_in_forward(facts, edits, model)
         if options.fsdp:
             _shard(facts, edits, model, options)
@@ -576,6 +577,19 @@ def _warn_made_in_forward(facts: Facts, edits: Edits, model: Model, options: Opt
                    f"(not broadcast, their gradients not averaged) nor in an optimizer built before its first "
                    f"forward: `{model.name}` trains them apart on each process; make them in __init__, or run "
                    "one forward pass before the wrap and the optimizer")
+
+
+def _warn_lazy(facts: Facts, edits: Edits, model: Model, options: Options) -> None:
+    """A warning at a model with lazy layers (`forward.lazy_layers`: `nn.LazyLinear`) that no dry
+    run of its set-up builds before the wrap (`models.dry_run`; the wrap follows one where there is):
+    DistributedDataParallel (and FSDP) refuse parameters that are not made yet, and the program
+    stops there ("Modules with uninitialized parameters can't be used")."""
+    lazy = next(filter(None, (forward.lazy_layers(facts, cls) for cls in model_classes(facts, model))), None)
+    if lazy is not None and not any(dry_run(facts, stmt, model.name) for stmt in model.setup):
+        wrapper = "FSDP" if options.fsdp else "DistributedDataParallel"
+        edits.warn(model.anchor, f"{lazy} makes its parameters at the first forward, and {wrapper} refuses "
+                   f"parameters not made yet: run `{model.name}` once on a batch of the input's shape right "
+                   "after building it (a dry run), before the wrap and the optimizer")
 
 
 def _warn_redrawn_in_forward(facts: Facts, edits: Edits, model: Model) -> None:

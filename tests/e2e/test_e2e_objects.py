@@ -92,6 +92,9 @@ weights, the loader is sharded and reshuffled, the meta-gradients averaged befor
 fixtures/objects_helper_grads (decision 0162's Left, 0171): gradients written out by hand and set into `.grad` by a
 helper the loop calls, the loop's optimizer stepping them, no backward: sharded, reshuffled, the gradients averaged
 before every step.
+fixtures/objects_lazy (the twenty-fifth sweep's simclr_click_lazylinear_ntxent, decision 0194): a model whose sub-module
+holds `nn.LazyLinear` layers, made by a dry run on a zero batch under `torch.no_grad()` right after it is built: wrapped
+after the dry run (before it, DDP refused the parameters not made yet and every process stopped), sharded, saved once.
 """
 
 from __future__ import annotations
@@ -138,6 +141,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_hand_grads": ((64,), {"model.pt"}),
     "objects_weight_dict": ((64,), {"weights.pt"}),
     "objects_helper_grads": ((64,), {"linear.pt"}),
+    "objects_lazy": ((64,), {"model.pt"}),
 }
 EXTRA = {"objects_stream", "objects_stream_partial", "objects_datapipe", "objects_meter", "objects_inline", "objects_episodes"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}

@@ -7665,3 +7665,54 @@ def test_a_model_whose_deep_copy_gradients_are_taken_through_is_synced_for_that_
     assert "model = sync_gradients(model)" in result.code
     assert [c.message for c in result.changes if "`model` is deep-copied and gradients are taken through the copy "
             "(`copy.deepcopy(net)`)" in c.message]
+
+
+LAZY_HEAD = """\
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Flatten(), nn.LazyLinear(8), nn.ReLU(), nn.LazyLinear(1))
+
+    def forward(self, x):
+        return self.body(x)
+
+
+model = Net()
+with torch.no_grad():
+    model(torch.zeros(1, 2, 2))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in torch.randn(3, 4, 2, 2):
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+"""
+
+
+def test_a_model_with_lazy_layers_is_wrapped_after_its_dry_run():
+    """Issue 27, the twenty-fifth sweep's simclr_click_lazylinear_ntxent (decision 0194): `nn.LazyLinear`
+    makes its parameters at the first forward, and the program runs the model once on a zero batch
+    right after building it. Before, the wrap came ahead of that dry run (a forward stops any other
+    model's set-up) and DDP refused the parameters not made yet: every process stopped, the report
+    silent. Now the dry run is set-up, alone or under `torch.no_grad()`, and the wrap follows it.
+    Near misses: a model without lazy layers is wrapped before its first forward, as before; a lazy
+    model with no dry run before its training is wrapped where it is built, with a warning that names
+    the layer."""
+    wrapped = "model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
+    result = rewritten(NAME, LAZY_HEAD)
+    assert "with torch.no_grad():\n    model(torch.zeros(1, 2, 2))\n" + wrapped in result.code
+    assert not warnings(result.changes)
+    bare = LAZY_HEAD.replace("with torch.no_grad():\n    model(torch.zeros(1, 2, 2))\n", "model(torch.zeros(1, 2, 2))\n")
+    assert "model(torch.zeros(1, 2, 2))\n" + wrapped in rewritten(NAME, bare).code
+    eager = LAZY_HEAD.replace("nn.LazyLinear(8)", "nn.Linear(4, 8)").replace("nn.LazyLinear(1)", "nn.Linear(8, 1)")
+    assert "model = Net()\n" + wrapped + "with torch.no_grad():\n" in rewritten(NAME, eager).code
+    undried = LAZY_HEAD.replace("with torch.no_grad():\n    model(torch.zeros(1, 2, 2))\n", "")
+    result = rewritten(NAME, undried)
+    assert "model = Net()\n" + wrapped in result.code
+    line = undried.splitlines().index("model = Net()") + 1
+    assert [(c.line, c.message.split(" makes")[0]) for c in result.changes if c.kind == "warning"] == \
+           [(line, "`nn.LazyLinear` of `Net`")]
