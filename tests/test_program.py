@@ -20,7 +20,7 @@ from ddpify.convert import Options, convert_program
 from ddpify.inputs.program import load
 from ddpify.output import packages
 
-from tests.support.env import FIXTURES
+from tests.support.env import FIXTURES, clean_env
 from tests.support.goldens import assert_golden, assert_program_golden
 
 PROJECT = FIXTURES / "project_trainer"
@@ -2924,3 +2924,78 @@ def test_a_module_attribute_of_the_same_name_rebinds_nothing_where_the_module_wr
     result = convert_program(program())
     saved = "model.module.state_dict()" if unwrapped else "model.state_dict()"
     assert f"torch.save({saved}, tmp_path)" in result.code, result.code
+
+
+TARGETS = {"train.py": """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset, random_split
+    from utils import get_target_distribution, first_batches
+
+    data = TensorDataset(torch.randn(200, 4), torch.randint(0, 3, (200,)))
+    train_set, val_set = random_split(data, [150, 50])
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+    val_loader = DataLoader(val_set, batch_size=32)
+    train_counts = get_target_distribution(train_loader, 32, 150)
+    val_counts = get_target_distribution(val_loader, 32, 50)
+    seen = first_batches(train_loader)
+    model = torch.nn.Linear(4, 3)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        for x, y in train_loader:
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+    """, "utils.py": """\
+    def get_target_distribution(data, batch_size, n_rows):
+        samples = []
+        sample = enumerate(data)
+        n_iters = int(n_rows / batch_size) + 1
+        for i in range(n_iters):
+            _, (_, targets) = next(sample)
+            samples.extend(targets.tolist())
+        return samples
+
+
+    def first_batches(data):
+        seen = []
+        batches = enumerate(data)
+        while True:
+            try:
+                seen.append(next(batches))
+            except StopIteration:
+                return seen
+    """}
+
+
+def test_an_enumerate_of_a_loader_a_helper_draws_a_fixed_number_of_times_starts_a_new_pass_where_a_shard_ends():
+    """The twenty-fifth sweep's MNIST notebook (decision 0192): utils' `get_target_distribution(data,
+    batch_size, n_rows)` walks `sample = enumerate(data)` by `next(sample)` `int(n_rows / batch_size) + 1`
+    times, the batches of the whole training split, on the loader it is handed; sharded, a process's pass
+    held half of them and the run died of StopIteration under torchrun, with no warning. The helper's
+    `enumerate` now draws from `endless(data)`, which starts the next pass where a shard ends (the
+    evaluation loader it is handed too is whole: its first pass is all it draws). Near miss: a helper
+    that catches the end (`except StopIteration`) is left as it is."""
+    write(TARGETS)
+    result = convert_program(program())
+    utils = result.modules["utils.py"].code
+    assert "    sample = enumerate(endless(data))\n" in utils, utils
+    assert "    batches = enumerate(data)\n" in utils
+    assert "sampler=DistributedSampler(train_set, shuffle=True)" in result.code
+
+
+@pytest.mark.slow
+def test_the_helpers_walk_of_a_sharded_loader_runs_to_its_count_under_torchrun(tmp_path):
+    """End to end, the case above: converted, the project trains under torchrun (2 processes); before,
+    each process's shard held 3 of the 5 batches counted (`int(150 / 32) + 1`, as many as one process's
+    whole split gives) and its 4th `next(sample)` raised StopIteration."""
+    write(TARGETS)
+    original = subprocess.run([sys.executable, "train.py"], env=clean_env(), capture_output=True, text=True)
+    assert original.returncode == 0, original.stderr[-3000:]
+    result = convert_program(program())
+    Path("train.py").write_bytes(result.output)
+    for rel, each in result.modules.items():
+        if each.changed:
+            Path(rel).write_bytes(each.output)
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           "train.py"], env=clean_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]

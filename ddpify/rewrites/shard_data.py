@@ -65,7 +65,9 @@ module_data)`, `Facts.looked_up_in`).
 An iterator the program draws a fixed number of times and never expects to run out
 (`batches = iter(get_loader(ds))`, then `next(batches)` in a loop, no `except StopIteration`)
 becomes `endless(...)` (runtime): a process's shard holds 1/N of the batches, and where one pass
-ends it starts the next, with the next epoch. Evaluation loaders stay whole here (shard-eval splits their loops where the numbers stay
+ends it starts the next, with the next epoch. So does an `enumerate` over the loader drawn so,
+also in a helper the loader is handed to (`sample = enumerate(data)` ->
+`sample = enumerate(endless(data))`). Evaluation loaders stay whole here (shard-eval splits their loops where the numbers stay
 exact); in a dict keyed by phase, the key whose loop steps no optimizer ('val') evaluates
 (ddpify.analysis.phases), and the comprehension that builds both has its training item sharded. A loader over
 an `IterableDataset` of the program's, which no sampler can split, passes through `shard_loader`:
@@ -147,10 +149,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
                    "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
     for made in _drawn_without_end(facts, found.training):  # (sharded: a model wrapped, or tensors synced)
-        edits.replace(made.func, lambda node: cst.Name("endless"),
-                      "this iterator is drawn by next() a fixed number of times and never expected to run out; "
-                      "each process's pass now holds 1/N of the batches: endless() starts the next pass (next epoch) "
-                      "where one ends")
+        why = ("this iterator is drawn by next() a fixed number of times and never expected to run out; each "
+               "process's pass now holds 1/N of the batches: endless() starts the next pass (next epoch) where one ends")
+        if mt.is_name(made.func, "iter"):
+            edits.replace(made.func, lambda node: cst.Name("endless"), why)
+        else:  # `enumerate(loader)`: its loader, `enumerate(endless(loader))`
+            edits.replace(made.args[0].value, lambda node: cst.Call(cst.Name("endless"), [cst.Arg(node)]), why)
         edits.add_import("ddpify_runtime", "endless")
     for call, optimizer in found.withheld:
         stepping = f"`{facts.code(optimizer.func)}(...)`" if isinstance(optimizer, cst.Call) else "an optimizer"
@@ -222,14 +226,18 @@ def _name_schedules(facts: Facts, found: Loaders, edits: Edits) -> None:
 
 
 def _drawn_without_end(facts: Facts, training: list[cst.Call]) -> list[cst.Call]:
-    """The `iter(loader)` calls of training loaders whose iterator, kept in a name made nowhere
-    else, is drawn only by `next(it)` in a loop, with no default and no `except` around it that
-    catches its end (`StopIteration`, `Exception`, a bare `except`): the program never expects
-    it to run out (`it = iter(get_loader(data)); for step in range(n): x, y = next(it)`), also
-    where it is made on some paths only (`iter(loader) if previous else None`)."""
+    """The `iter(loader)` and `enumerate(loader)` calls of training loaders whose iterator, kept in
+    a name made nowhere else, is drawn only by `next(it)` in a loop, with no default and no `except`
+    around it that catches its end (`StopIteration`, `Exception`, a bare `except`): the program never
+    expects it to run out (`it = iter(get_loader(data)); for step in range(n): x, y = next(it)`), also
+    where it is made on some paths only (`iter(loader) if previous else None`), and where a helper
+    is handed the loader: YasminaKerkeb's `get_target_distribution(data, batch_size, n_rows)` walks
+    `sample = enumerate(data)` by `next(sample)` `int(n_rows / batch_size) + 1` times, the batches
+    of the whole training split, and ran out of a process's shard (StopIteration) before."""
     flow, found = objects.of(facts), []
-    for call in facts.calls_named("iter"):
-        if not mt.is_name(call.func, "iter") or len(call.args) != 1 or \
+    for call in facts.calls_named("iter", "enumerate"):
+        if not (mt.is_name(call.func, "iter") and len(call.args) == 1 or mt.is_name(call.func, "enumerate") and
+                len(call.args) in (1, 2) and call.args[0].keyword is None and call.args[0].star == "") or \
                 not flow.of_kind(call.args[0].value, objects.LOADER) & set(training):
             continue
         assign = mt.sole(facts.statement(call), cst.Assign)
