@@ -1708,9 +1708,47 @@ class Ranks:
         (`os.environ["MASTER_ADDR"] = "localhost"`, `"127.0.0.1"`)? Then every process meets the
         others on its own machine: a launch on two nodes never forms one group, so the job is one
         node's and the global rank is the local one (as mp.spawn's index). `os.environ.setdefault`
-        keeps a launcher's address and does not count."""
-        values = [value for target, value, _ in self.facts.assigns if self.environment_key(target) == "MASTER_ADDR"]
+        keeps a launcher's address and does not count, nor does a store made only where the
+        environment has no address (`if not os.environ.get("MASTER_ADDR"): os.environ["MASTER_ADDR"]
+        = "localhost"`, `_only_where_unset`): a setdefault written out, which torchrun's address on two
+        nodes passes by. Before, such a default made every launch one node's, and the global rank
+        used as the GPU (`model.to(rank)` with `rank = int(os.environ["RANK"])`) went unreported."""
+        values = [value for target, value, _ in self.facts.assigns
+                  if self.environment_key(target) == "MASTER_ADDR" and not self._only_where_unset(target, "MASTER_ADDR")]
         return bool(values) and all(string_value(v) in LOOPBACK for v in values)
+
+    def _only_where_unset(self, node: cst.CSTNode, key: str) -> bool:
+        """Does `node` run only where the environment has no `key`: in the body of an `if` that asks
+        for its absence (`not os.environ.get(key)`, `os.getenv(key) is None`, `key not in os.environ`),
+        or in the `else` of one that asks for its presence (`if key in os.environ:`)?"""
+        f = self.facts
+        child, parent = node, f.parent(node)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            if isinstance(parent, cst.If) and child is not parent.test:
+                absent = self._asks_environment(parent.test, key)
+                if absent is not None and absent == (child is parent.body):
+                    return True
+            child, parent = parent, f.parent(parent)
+        return False
+
+    def _asks_environment(self, test: cst.BaseExpression, key: str) -> bool | None:
+        """True where `test` holds when the environment has no `key` (`not os.environ.get(key)`,
+        `os.getenv(key) is None`, `key not in os.environ`), False where it holds when it has one
+        (`os.environ.get(key)`, `key in os.environ`, `... is not None`), None for any other test."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            asked = self._asks_environment(test.expression, key)
+            return None if asked is None else not asked
+        if self.environment_key(test) == key and isinstance(test, cst.Call):
+            return False
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op, right = test.comparisons[0].operator, test.comparisons[0].comparator
+            if isinstance(op, (cst.In, cst.NotIn)) and string_value(test.left) == key \
+                    and self.facts.qualify(right) == "os.environ":
+                return isinstance(op, cst.NotIn)
+            if isinstance(op, (cst.Is, cst.IsNot)) and isinstance(right, cst.Name) and right.value == "None" \
+                    and isinstance(test.left, cst.Call) and self.environment_key(test.left) == key:
+                return isinstance(op, cst.Is)
+        return None
 
     def environment_key(self, node: cst.CSTNode) -> str | None:
         """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""

@@ -62,7 +62,9 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     job's size is this machine's GPU count (`init_process_group(world_size=n)` with `n =
     torch.cuda.device_count()`, through names and arguments), nor where the program sets
     `MASTER_ADDR` to this machine itself (`os.environ["MASTER_ADDR"] = "localhost"`: no group
-    forms across nodes, `Ranks.loopback_master`): those ranks are the GPUs of one machine. Nor in a
+    forms across nodes, `Ranks.loopback_master`; not a default made only where the environment has
+    no address, `if not os.environ.get("MASTER_ADDR"):`, which a launcher's address passes by):
+    those ranks are the GPUs of one machine. Nor in a
     program that uses no GPU (every process group "gloo", nothing naming CUDA or NCCL): there a
     device index is wrong on every process, node 0 included, not only past the first node.
     """
