@@ -30,7 +30,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property, param_names
 from ddpify.syntax.matchers import string_value
-from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word
+from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word, rank_word_named
 from ddpify.analysis.call_branches import left_out, literal_truth
 from ddpify.analysis.cycles import Cycles
 from ddpify.analysis.distributed import Launcher, accelerate_collective, runs_nowhere, barrier_method, composer_handlers, hook_runs, \
@@ -355,10 +355,45 @@ class Ranks:
         entry = self._entry_rank_dependent(test, depth)
         if entry is not None:  # `os.environ["LOCAL_RANK"]`; `args["compute_fid"]` of a dict whose
             return entry  # `args["local_rank"]` each process sets
+        named = named_read(test)
+        if named is not None:  # `getattr(opts, "ddp.rank", 0)`: the attribute it names
+            return self._read_by_name(*named, depth)
         if isinstance(test, cst.Call):
             return self._call_rank_dependent(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def _read_by_name(self, obj: cst.BaseExpression, name: str, depth: int) -> bool:
+        """Is an attribute read by its name (`getattr(opts, "ddp.rank", 0)`) rank-dependent, as the
+        attribute read `opts.rank` is: what the program stores under that name (`setattr(opts,
+        "ddp.rank", i)`, or `opts.rank = i` where the name is an identifier) into an object `obj` may
+        hold (any store of the name where the objects are not known: an options object handed
+        through `mp.spawn`'s arguments), each asked in turn; with no store, the name's words
+        (`"ddp.rank"` is a rank). Before, the call was asked as a call of `getattr`, which reads no
+        rank, and `node_rank = getattr(opts, "ddp.rank", 0)` made `if node_rank == 0:` a test the
+        same on every process: each rank saved the checkpoint, and a DDP forward under it was a
+        collective every rank reached."""
+        objects = of(self.facts)
+        held = objects.values(obj)
+        stores = [value for target, value in self._stores_by_name.get(name, ())
+                  if not held or not (into := objects.values(target)) or held & into]
+        if stores and depth > 0:
+            return any(self.rank_dependent(value, depth - 1) for value in stores)
+        return not stores and rank_word_named(name)
+
+    @cached_property
+    def _stores_by_name(self) -> dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression]]]:
+        """Each attribute name and the (object, value) pairs the program stores under it:
+        `setattr(obj, "name", value)` with a literal name, and `obj.name = value`."""
+        stores: dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression]]] = {}
+        for call in self.facts.calls_named("setattr"):
+            name = string_value(call.args[1].value) if mt.is_call_of(call, "setattr") and len(call.args) == 3 else None
+            if name is not None:
+                stores.setdefault(name, []).append((call.args[0].value, call.args[2].value))
+        for target, value, _ in self.facts.assigns:
+            if isinstance(target, cst.Attribute):
+                stores.setdefault(target.attr.value, []).append((target.value, value))
+        return stores
 
     def _held(self, test: cst.Name | cst.Attribute, ref: Ref | None) -> list[cst.BaseExpression]:
         """What the name or attribute `test` may hold where it is read: its sources, only those that
@@ -1760,6 +1795,16 @@ class Ranks:
                 node.func, cst.Attribute) and node.func.attr.value == "get" and f.qualify(node.func.value) == "os.environ"):
             return string_value(node.args[0].value)
         return None
+
+
+def named_read(expr: cst.CSTNode) -> tuple[cst.BaseExpression, str] | None:
+    """(`opts`, `"ddp.rank"`) for `getattr(opts, "ddp.rank")` or `getattr(opts, "ddp.rank", 0)`: a
+    read of the attribute a literal names; None for anything else."""
+    if not isinstance(expr, cst.Call) or not mt.is_call_of(expr, "getattr") or len(expr.args) not in (2, 3) \
+            or any(a.keyword is not None or a.star for a in expr.args):
+        return None
+    name = string_value(expr.args[1].value)
+    return (expr.args[0].value, name) if name else None
 
 
 def counts_this_nodes_gpus(facts: Facts, world_size: cst.BaseExpression | None) -> bool:

@@ -47,7 +47,7 @@ from ddpify.analysis.lightning import agreed, fabric_launch, fabric_launch_argum
 from ddpify.analysis.loaders import SHARDING_WORDS
 from ddpify.analysis.models import ACCELERATE_PREPARE
 from ddpify.analysis.objects import LOADER, MODEL, of as objects_of
-from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, names_in, rank_key, rank_variable, read_names
+from ddpify.analysis.ranks import PLACING_KEYWORDS, Ranks, named_read, names_in, rank_key, rank_variable, read_names
 
 # collectives after which the tensor passed first holds the same value on every process
 AGREEING = frozenset({"torch.distributed.all_reduce", "torch.distributed.broadcast",
@@ -175,8 +175,11 @@ class SameValues:
         (`is_main_process()`) or that returns a rank test, a name that only some ranks set (`saver =
         None` ... `if rank == 0: saver = Saver()`; `is_best = False` ... `if rank == 0: is_best =
         better(acc)`, tested for its truth) or a flag the rank sets (`Ranks.flag_set_by_rank`),
-        an item of the list the rank is taken from (`opt.gpu_ranks[device_id]`, `Ranks.rank_item`)."""
-        if self.ranks.rank_item(node):
+        an item of the list the rank is taken from (`opt.gpu_ranks[device_id]`, `Ranks.rank_item`),
+        an attribute read by its name that holds a rank (`getattr(opts, "ddp.rank", 0)` where each
+        worker did `setattr(opts, "ddp.rank", i)`, `Ranks.rank_dependent`: not a getattr of shared
+        arguments, the same everywhere)."""
+        if self.ranks.rank_item(node) or named_read(node) is not None and self.ranks.rank_dependent(node):
             return True
         return isinstance(node, (cst.Name, cst.Attribute)) and (
             self.ranks.set_on_some_ranks(node, falsy=self.ranks.truth_tested(node))

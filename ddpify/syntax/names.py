@@ -58,6 +58,12 @@ def rank_word(node: cst.CSTNode) -> bool:
     return _rank_name(last.lower()) if last else False
 
 
+def rank_word_named(name: str) -> bool:
+    """`rank_word` of an attribute named by a string (`getattr(opts, "ddp.rank", 0)`: its last
+    dotted part, `rank`)."""
+    return _rank_name(name.rpartition(".")[2].lower())
+
+
 @lru_cache(maxsize=4096)
 def _rank_name(last: str) -> bool:
     return RANK_WORD.search(last) is not None or PROCESS_INDEX_WORDS.fullmatch(last) is not None \
