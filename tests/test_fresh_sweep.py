@@ -940,6 +940,16 @@ def test_a_stand_ins_init_is_a_write_for_wandb_only():
     assert out.splitlines() == ["write init init"]
 
 
+def test_a_permissive_stand_ins_object_has_no_set_epoch_for_the_runtime_to_take_it_for_a_sampler():
+    """24c's vae_celeba_importlib_config (decision 0198): `set_epoch(evy, epoch)` over the dict its
+    configuration module returns, which holds the loader beside a `wandb.init()` run; the stand-in's
+    run answered `set_epoch` as it answers every attribute, and the runtime, taking it for a sampler,
+    failed on every process. A real run has no `set_epoch`; other attributes still answer."""
+    out = _stubbed("import wandb\nrun = wandb.init(project='p')\n"
+                   "print(hasattr(run, 'set_epoch'), hasattr(run, 'log'))")
+    assert out.split() == ["False", "True"]
+
+
 def test_a_permissive_stand_in_records_configure_as_a_write_only_when_given_a_log_folder():
     """`structlog.configure(processors=[...])` (cifar_structlog, at import) sets up a logger that
     prints: the stand-in recorded it as a file write and the judge failed `saves` on every process;

@@ -44,6 +44,11 @@ def _axes(nrows=1, ncols=1, squeeze=True, **kwargs):
     return axes[0, 0] if axes.size == 1 else axes.reshape(-1) if 1 in axes.shape else axes
 
 
+# attributes no stand-in's object has: ddpify's runtime takes an object with `set_epoch` for a sampler
+# (`set_epoch(evy, epoch)` over a dict that holds the loader beside a `wandb.init()` run: a real run has none)
+NOT_HELD = frozenset({"set_epoch"})
+
+
 class Anything:
     """Accepts every call, attribute, item, iteration (empty), context and arithmetic."""
 
@@ -52,7 +57,7 @@ class Anything:
         object.__setattr__(self, "_top", top)  # the stand-in module it was read from, where known
 
     def __getattr__(self, name):
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") or name in NOT_HELD:
             raise AttributeError(name)
         return Anything(name, self._top)
 
