@@ -2721,6 +2721,70 @@ def test_a_module_named_by_a_word_of_the_command_line_is_converted_as_told_and_n
            "'VALUE'`)" in untold.stderr, untold.stderr
 
 
+@pytest.mark.parametrize("store, registered, unwrapped", [
+    ('params["model"] = model', 'self.register("Checkpoint", Checkpoint)', True),
+    ('params.update(model=model)', 'self.register("Checkpoint", Checkpoint)', False),  # no item store
+    ('params["model"] = model', 'self.register("Checkpoint", lambda **kw: Checkpoint(**kw))', False),  # no class
+])
+def test_a_model_stored_into_a_dict_spread_into_a_registry_of_classes_reaches_the_class_it_builds(store, registered,
+                                                                                                 unwrapped):
+    """24a's tda callbacks (decision 0184's "Left", fixed in 0198; fixture callback_registry_spread_model):
+    `params["model"] = model`, then `factory.create(name, **params)`, whose `create(self, key, **kwargs)`
+    calls `self._creators.get(key)(**kwargs)`, a table its `__init__` fills by `self.register("Checkpoint",
+    Checkpoint)`: the checkpoint's `self.model` holds the wrapper, and its save unwraps it (before: the
+    wrapper's `module.` keys). Near misses: the model put in by a method call (no item store read), a
+    registry holding a lambda (no class of the program to follow into)."""
+    write({"train.py": f"""\
+        import torch
+
+
+        class Checkpoint:
+            def __init__(self, path, model):
+                self.path, self.model = path, model
+
+            def save(self):
+                torch.save(self.model.state_dict(), self.path)
+
+
+        class Factory:
+            def __init__(self):
+                self._creators = {{}}
+                {registered}
+
+            def register(self, key, creator):
+                self._creators[key] = creator
+
+            def create(self, key, **kwargs):
+                creator = self._creators.get(key)
+                return creator(**kwargs)
+
+
+        def fit(model, loader, optimizer, epochs):
+            for epoch in range(epochs):
+                for x in loader:
+                    optimizer.zero_grad()
+                    model(x).sum().backward()
+                    optimizer.step()
+
+
+        def fit_again(model, loader, optimizer):
+            fit(model, loader, optimizer, 1)
+
+
+        model = torch.nn.Linear(2, 1)
+        loader = torch.utils.data.DataLoader(torch.randn(8, 2), batch_size=4, shuffle=True)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        fit(model, loader, optimizer, 2)
+        params = {{"path": "ckpt.pt"}}
+        {store}
+        Factory().create("Checkpoint", **params).save()
+        fit_again(model, loader, optimizer)
+        """})
+    code = convert_program(program()).code
+    assert "model = DistributedDataParallel(model" in code, code
+    assert ("torch.save(unwrap(self.model).state_dict(), tmp_path)" in code) is unwrapped, code
+
+
 @pytest.mark.parametrize("location, argv, read", [
     ("args.cfg", ("--cfg", "settings/a.py"), True),
     ("args.cfg", None, False),  # no default, no value told: named

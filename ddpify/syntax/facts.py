@@ -1737,8 +1737,10 @@ class Facts:
                   for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")]  # `trainer.Classifier`: `Classifier`
         self._instancing.add(ref)
         try:
-            named = [self._registry_classes(v.value) if isinstance(v, cst.Subscript) and dotted(v.value)
+            named = [self._registry_classes(v.value) or self._stored_classes(v)
+                     if isinstance(v, cst.Subscript) and dotted(v.value)
                      else _class_names(self.classes, v) or self._looked_up_classes(v) or self._registered_classes(v)
+                     or self._stored_classes(v)
                      or (self._picked_classes(v) if isinstance(v, cst.Name) and v.value not in self.classes else [])
                      or (self._classes_looked_up_in_module(v) if isinstance(v, cst.Call) and len(v.args) >= 2
                          and not isinstance(v.args[1].value, cst.SimpleString) else []) for v in values]
@@ -1746,6 +1748,18 @@ class Facts:
                 named = [self._namespace_classes(ref)]
         finally:
             self._instancing.discard(ref)
+        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+
+    def _stored_classes(self, read: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes of the program a registry read may give where the table is filled by item
+        stores (`registered`) and every value stored is a class of the program: `creator =
+        self._creators.get(name)` in a callback factory whose `__init__` calls `self.register(
+        "Checkpoint", Checkpoint)` (and its base's `register` stores `self._creators[key] = creator`),
+        so that `creator(**kwargs)` runs `Checkpoint.__init__` (before: no function of the program,
+        and a model handed through it was followed no further); [] for anything else."""
+        if not isinstance(read, (cst.Subscript, cst.Call)) or _registry_read(read) is None:
+            return []
+        named = [_class_names(self.classes, v) for v in self.registered(read)]
         return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
 
     def _registry_classes(self, registry: cst.BaseExpression) -> list[cst.ClassDef]:
@@ -2335,6 +2349,10 @@ class Facts:
                     if ref is not None:
                         index[ref].add(Ref(func, param))
                         matched.add(id(arg))
+                for arg in call.args if not self.starts(call) else ():  # (`**params`, filled by item before)
+                    for key, value in self.stored_keywords(call, arg.value).items() if arg.star == "**" else ():
+                        if (ref := self.ref(value)) is not None:
+                            index[ref].update(self.star_receivers(func, key))
                 if func.params.star_arg is None and func.params.star_kwarg is None or self.starts(call):
                     continue
                 for arg in call.args:
@@ -2342,6 +2360,27 @@ class Facts:
                     if ref is not None:
                         index[ref].update(self.star_receivers(func, argument_slot(call, dotted(arg.value))))
         return index
+
+    def stored_keywords(self, call: cst.Call, holder: cst.BaseExpression) -> dict[str, cst.BaseExpression]:
+        """The keywords `**holder` passes that the call's own function (or top level) stores into it
+        by item before the call, by key: those it is known to hold, whatever else it holds (a dict a
+        configuration file gives). tda's callbacks (24a; decision 0198):
+
+            params["parameters"]["model"] = model
+            callback = callback_factory.create(name, **params["parameters"])
+
+        passes `model` for `create`'s `model`, or, where `create` takes `**kwargs` and hands them on
+        whole, the `model` of what it calls (`star_receivers`); before, nothing was known passed."""
+        if not mt.is_simple_reference(holder):
+            return {}
+        text, found = self.code(holder), {}
+        for target, value, stmt in self.writes_in(self.scope(call)):
+            key = target.slice[0].slice if isinstance(target, cst.Subscript) and len(target.slice) == 1 else None
+            if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) \
+                    and not isinstance(stmt, cst.AugAssign) and self.before(stmt, call) \
+                    and self.code(target.value) == text and isinstance(name := key.value.evaluated_value, str):
+                found[name] = value
+        return found
 
     def star_receivers(self, func: cst.FunctionDef, slot: int | str | None, depth: int = 3) -> list[Ref]:
         """The parameters that get the argument at `slot` of a call of `func` (`argument_slot`),
