@@ -1022,3 +1022,26 @@ def test_a_file_that_imports_by_an_option_is_walked_once_while_loading(tmp_path,
     monkeypatch.undo()
     assert [part.name for part in program.parts] == ["train", "cfg1", "cfg2"]
     assert len([m for m in walked if m is program.parts[0].module]) == 1
+
+
+def test_which_functions_are_handed_to_a_call_is_found_in_one_pass_over_the_arguments(monkeypatch):
+    """Whether a function runs only where the script is not distributed asks, of each function on the
+    way up, whether a call is handed it by name (`launch(main, ...)`), and walked every argument of
+    every call of the program for each (`Ranks._handed_on`); now the names handed on are gathered
+    once (`_handed_names`), and each function's name is looked up in them."""
+    from ddpify.analysis import ranks as ranks_module
+    from ddpify.analysis.ranks import Ranks
+
+    source = "".join(f"def f{i}(x):\n    return g(x, {i}, y.z)\n" for i in range(10)) + "launch(f3, cfg)\n"
+    facts = Facts(parse_module(source.encode()))
+    read: list = []
+    dotted = ranks_module.dotted
+
+    def counted(node):
+        read.append(node)
+        return dotted(node)
+    monkeypatch.setattr(ranks_module, "dotted", counted)
+    rank_questions = Ranks(facts)
+    handed = [f.name.value for f in mt.findall(facts.module, cst.FunctionDef) if rank_questions._handed_on(f)]
+    assert handed == ["f3"]
+    assert len(read) == 32  # each argument once (3 of each call of `g`, 2 of `launch`), not once per function
