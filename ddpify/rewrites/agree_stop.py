@@ -26,7 +26,10 @@ process's decision, so all leave together.
 
 What is agreed, in every loop that trains (its body, or a function it calls, runs
 `.backward()`; epoch loops and batch loops over sharded loaders included) when a model is
-wrapped: the test of a `while`, and every `if` between the loop and a `break` that leaves it, a
+wrapped, and in every loop that runs, with gradients on, the forward of a wrapped model that
+may hold buffers (BatchNorm statistics: DDP broadcasts them from rank 0 in such a forward, so
+an agent's greedy test episodes, `act()` outside `torch.no_grad()`, reach a collective too;
+`ddpify.analysis.buffers`): the test of a `while`, and every `if` between the loop and a `break` that leaves it, a
 `continue` that skips the rest of an iteration (`if torch.isnan(loss): continue` before the
 backward), or a `return` from inside it. An early `return` of a function that trains, before
 its backward (`if len(self.memory) < self.batch_size: return` in an agent's `train()`), is agreed
@@ -84,14 +87,19 @@ import libcst as cst
 
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.names import dotted
 from ddpify.analysis import fsdp
+from ddpify.analysis.buffers import may_hold_buffers
+from ddpify.analysis.models import holds_wrapper
+from ddpify.analysis.objects import of
 from ddpify.analysis.same_values import same_everywhere
 from ddpify.rewrites.wrap_model import wrapped_refs
 
 if TYPE_CHECKING:
+    from ddpify.analysis.models import Model
     from ddpify.analysis.result import Analysis
     from ddpify.analysis.loaders import Loaders
-    from ddpify.syntax.facts import Facts
+    from ddpify.syntax.facts import Facts, Ref
     from ddpify.output.edits import Edits
     from ddpify.options import Options
 
@@ -116,7 +124,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts = analysis.facts
     if not analysis.models.wrapped:
         return  # no DDP, no collective to wait in
-    loops = _training_loops(facts, analysis.loaders)
+    loops = _training_loops(facts, analysis.loaders) | _broadcasting_loops(facts, wrapped_refs(analysis, options))
     tests = [lp.test for lp in facts.loops if lp in loops and isinstance(lp, cst.While)]
     exits: list[cst.Break | cst.Continue | cst.Return] = [*facts.breaks, *facts.continues, *facts.returns]
     leaving: dict[cst.BaseExpression, set[bool | None]] = {}  # an `if` test: does its truth lead to a break or return?
@@ -232,6 +240,38 @@ def _training_loops(facts: Facts, loaders: Loaders) -> set[cst.For | cst.While]:
     `loaders` (also when the backward sits behind a call `trains` cannot follow)."""
     loops = {lp for lp in facts.loops if facts.trains(lp)}
     return loops | {entry.loop for entry in loaders.epoch_loops} | set(loaders.sharded_loops)
+
+
+def _broadcasting_loops(facts: Facts, refs: dict[Ref, Model]) -> set[cst.For | cst.While]:
+    """Loops whose iterations run, with gradients on, the forward of a wrapped model that may hold
+    buffers (BatchNorm statistics): DDP broadcasts them from rank 0 in such a forward, a collective,
+    also where nothing trains (a greedy test episode of an agent, `mu = self.actor(state)` in its
+    `act()`, outside `torch.no_grad()`). Before, only loops that train were agreed: the test
+    episodes' `if done: break` stayed each process's own, and a process whose episode ran longer
+    waited in a broadcast the others never made."""
+    return {lp for lp in facts.loops if _broadcasts(facts, lp, refs, 3, {})}
+
+
+def _broadcasts(facts: Facts, node: cst.CSTNode, refs: dict[Ref, Model], depth: int,
+                seen: dict[cst.CSTNode, bool]) -> bool:
+    """Does running `node` (a loop, or a function of the program it calls, `depth` calls deep) call
+    the forward of a wrapped model that may hold buffers with gradients on?"""
+    if node in seen:
+        return seen[node]
+    seen[node] = False  # a recursive call adds nothing
+    found = False
+    for call in facts.calls_in(node):
+        if facts.grad_disabled(call):
+            continue
+        if dotted(call.func) and holds_wrapper(facts, refs, call.func) is not None \
+                and may_hold_buffers(facts, [v for v in of(facts).values(call.func) if isinstance(v, cst.Call)]):
+            found = True
+        elif depth and any(_broadcasts(facts, f, refs, depth - 1, seen) for f in facts.user_functions(call)):
+            found = True
+        if found:
+            break
+    seen[node] = found
+    return found
 
 
 def _loop_left(facts: Facts, exit_: cst.Break | cst.Continue | cst.Return, loops: set[cst.For | cst.While]

@@ -22,6 +22,13 @@ and rank 1 the loud one, so rank 1's memory fills episodes earlier: converted, t
 (``agree_any``) and both ranks take the same steps; with ``--skip agree-stop`` rank 1 runs replay
 backwards that rank 0 does not, and the job fails.
 
+``fixtures/agree_buffered_test_episodes`` (decision 0193) trains an actor that holds BatchNorm statistics
+for a fixed number of steps, then tests it on greedy episodes of an environment that ends each episode at
+a random step of its own (seeded by the OS): `act()` runs the wrapped actor with gradients on, a forward
+that broadcasts the buffers from rank 0. Converted, the test episodes' end is agreed (`agree_any`) and both
+ranks take the same steps; with ``--skip agree-stop`` a rank whose episode ran longer waits in a broadcast
+while the other runs its next backward, and the job fails.
+
 No outcome depends on how fast the machine is. The agreed launch keeps the runtime's default
 collective timeout: a short one also bounds the set-up, where one rank waits for the other's
 ``import torch``, and the hang watchdog's report near it. The two that must fail end by the
@@ -53,8 +60,10 @@ SKIP = Options(skip=frozenset({"agree-stop"}))
 BOUNDED = {"DDPIFY_TIMEOUT": "60"}  # a rank left waiting in a collective fails after 60 s, not 10 min
 LAUNCHES = {"agreed": (Options(), (), {}), "warm-up": (SKIP, ONLY_WARMUP, BOUNDED),
             "step-loop": (SKIP, ONLY_STEP_LOOP, BOUNDED), "guard-agreed": (Options(), (), {}),
-            "guard": (SKIP, (), BOUNDED)}
-FIXTURE = {"guard-agreed": "agree_replay_guard", "guard": "agree_replay_guard"}  # else agree_loss_target
+            "guard": (SKIP, (), BOUNDED), "episodes-agreed": (Options(), (), {}), "episodes": (SKIP, (), BOUNDED)}
+FIXTURE = {"guard-agreed": "agree_replay_guard", "guard": "agree_replay_guard",
+           "episodes-agreed": "agree_buffered_test_episodes", "episodes": "agree_buffered_test_episodes"}
+# else agree_loss_target
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +80,7 @@ def launches(tmp_path_factory):
             for name, (folder, job) in jobs.items()}
 
 
-@pytest.mark.parametrize("name", ["agreed", "guard-agreed"])
+@pytest.mark.parametrize("name", ["agreed", "guard-agreed", "episodes-agreed"])
 def test_agreed_exits_end_every_rank_after_the_same_steps(launches, name):
     done, probe = launches[name]
     assert done.returncode == 0, str(done)
@@ -81,7 +90,7 @@ def test_agreed_exits_end_every_rank_after_the_same_steps(launches, name):
     assert steps[0] == steps[1] > 0, steps
 
 
-@pytest.mark.parametrize("name", ["warm-up", "step-loop", "guard"])
+@pytest.mark.parametrize("name", ["warm-up", "step-loop", "guard", "episodes"])
 def test_without_agreement_one_rank_leaves_and_the_job_fails(launches, name):
     done, _ = launches[name]
     print(f"\nskip agree-stop {LAUNCHES[name][1]}: rc={done.returncode} after {done.wall_s:.1f} s")

@@ -687,3 +687,81 @@ def test_an_early_return_before_the_backward_of_a_training_function_is_agreed(gu
         assert "agree_" not in code
     else:
         assert f"if {agreed}:" in code
+
+
+TESTED_AGENT = """\
+import random
+import torch
+
+
+class Environment:
+    def __init__(self):
+        self.rng = random.Random()
+
+    def reset(self):
+        return torch.randn(1, 3)
+
+    def step(self, action):
+        return torch.randn(1, 3), float(action.sum()), self.rng.random() < 0.3, {}
+
+
+class Actor(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 8)
+        self.norm = NORM
+        self.out = torch.nn.Linear(8, 1)
+
+    def forward(self, x):
+        return self.out(self.norm(self.fc(x)))
+
+
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+        self.optimizer = torch.optim.Adam(self.actor.parameters())
+
+    def act(self, state):
+        self.actor.eval()
+        ACT
+        self.actor.train()
+        return action.detach()
+
+    def learn(self, states):
+        loss = self.actor(states).pow(2).mean()
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+
+env = Environment()
+agent = Agent()
+for epoch in range(3):
+    for step in range(4):
+        agent.learn(torch.randn(8, 3))
+    for episode in range(2):
+        state = env.reset()
+        while True:
+            state, reward, done, _ = env.step(agent.act(state))
+            if done:
+                break
+"""
+
+
+@pytest.mark.parametrize("norm, act, agreed", [
+    ("torch.nn.BatchNorm1d(8)", "action = self.actor(state)", True),
+    ("torch.nn.LayerNorm(8)", "action = self.actor(state)", False),  # no buffers: its forward broadcasts nothing
+    ("torch.nn.BatchNorm1d(8)", "with torch.no_grad():\n            action = self.actor(state)", False),  # gradients off
+])
+def test_the_end_of_a_test_episode_is_agreed_where_its_forward_broadcasts_buffers(norm, act, agreed):
+    """The twenty-fifth sweep's DDPG (decision 0193) tests its actor on greedy episodes between
+    training steps: `act()` runs the wrapped actor in eval mode with gradients on. Where the actor
+    holds buffers (BatchNorm), each such DDP forward broadcasts them from rank 0, a collective; the
+    test loop trains nothing, so its `if done: break` was left each process's own, and a process
+    whose episode ran longer waited in a broadcast the others never made (an own fixture under
+    torchrun: rank 0 in `act()`'s forward, rank 1 in the next backward, until the timeout). Such a
+    loop's exits are agreed now as a training loop's are; near misses: an actor without buffers
+    (LayerNorm), and the forward under `torch.no_grad()`."""
+    code = only(NAME, TESTED_AGENT.replace("NORM", norm).replace("ACT", act), also=frozenset({"wrap-model"}))
+    assert ("if agree_any(done):" in code) is agreed
+    assert code.count("agree_") == (2 if agreed else 0)  # the import and the test
