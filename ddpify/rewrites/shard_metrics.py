@@ -148,6 +148,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         _name_meters(facts, loop, edits)
         sums = {node.target.value for node in facts.findall(loop.body, cst.AugAssign)
                 if isinstance(node.target, cst.Name) and isinstance(node.operator, cst.AddAssign)}
+        sums -= _restarted(facts, loop, lists=True)  # `losses = []`, then `losses += [loss.item()]`: a list, extended
         _name_running(facts, loop, sums, edits)
         celled = _sum_cells(facts, loop, edits)
         if not sums:
@@ -464,14 +465,20 @@ def _loop_index(facts: Facts, node: cst.BaseExpression, loop: cst.For | cst.Whil
 
 def _gather_lists(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> bool:
     """Gather over the processes after the loop the lists started afresh just before it (`losses =
-    []`), filled in it (`losses.append(loss.item())`) and read after it (`sum(losses) / len(losses)`,
-    `return losses`): each holds what this process's shard gave (dc_ddpm's epoch loss, a mean over
-    a list of batch losses), so the number read was one shard's. Whether any was gathered."""
+    []`), filled in it (`losses.append(loss.item())`, `losses += [loss.item()]`) and read after it
+    (`sum(losses) / len(losses)`, `return losses`): each holds what this process's shard gave
+    (dc_ddpm's epoch loss, a mean over a list of batch losses), so the number read was one shard's.
+    Whether any was gathered. A list extended by `+=` is no sum (`rewrite` leaves it out of those):
+    before, `trainLosses += [loss.item()]` (the twenty-fifth sweep's SimCLR, decision 0194) was summed
+    with `sum_over_shards`, which adds numbers and tensors, and every process stopped with a TypeError
+    after its first pass; now it is gathered as an appended list is."""
     loader = drawn_from(facts, loop.iter) if isinstance(loop, cst.For) else None
     if loader is None or not _rereadable(loader):
         return False
     filled = {c.func.value.value for c in facts.findall(loop.body, cst.Call)
               if mt.is_method_call(c, "append", "extend") and isinstance(c.func.value, cst.Name)}
+    filled |= {a.target.value for a in facts.findall(loop.body, cst.AugAssign)
+               if isinstance(a.target, cst.Name) and isinstance(a.operator, cst.AddAssign)}  # `losses += [x]`
     started = _restarted(facts, loop, lists=True)
     later = _later_statements(facts, loop, facts.scope(loop))
     reads = {s: _read_in(facts, s) for s in later}

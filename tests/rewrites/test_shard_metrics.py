@@ -127,6 +127,41 @@ for epoch in range(3):
         "change: `losses` gathered over the processes after the loop (gather_over_shards, where `train_loader` is "
         "sharded): each collects what one pass over the data gives, read after it"],
          scaffold=SCRIPT.instead_of("loop")),
+    # the same list extended by `+=` (the twenty-fifth sweep's SimCLR, decision 0194: `trainLosses +=
+    # [loss.item()]`, then `np.mean(trainLosses)`): it was summed with sum_over_shards, which adds
+    # numbers, and every process stopped with a TypeError; a number added by `+=` is still summed
+    pair("""\
+
+for epoch in range(3):
+    losses = []
+    total = 0.0
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        losses += [loss.item()]
+        total += loss.item()
+    print(sum(losses) / len(losses), total)
+""", """\
+from ddpify_runtime import gather_over_shards, sum_over_shards
+
+
+for epoch in range(3):
+    losses = []
+    total = 0.0
+    for x, y in train_loader:
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        losses += [loss.item()]
+        total += loss.item()
+    losses = gather_over_shards(train_loader, losses)
+    total = sum_over_shards(train_loader, total)
+    print(sum(losses) / len(losses), total)
+""", "a_list_extended_by_plus_equals_is_gathered_not_summed", report=[
+        "change: `losses` gathered over the processes after the loop (gather_over_shards, where `train_loader` is "
+        "sharded): each collects what one pass over the data gives, read after it",
+        "change: `total` summed over the processes after the loop (sum_over_shards, where `train_loader` is "
+        "sharded): each is read undivided after the loop: a sum over all the data"],
+         scaffold=SCRIPT.instead_of("loop")),
     # the same list started in one assignment with the pass's counters (`losses, correct, seen = [], 0, 0`,
     # a fixture of ours for part C's train functions returning averaged metrics): the counters were
     # summed and the list was not, so the mean loss returned was one shard's
