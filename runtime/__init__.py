@@ -2124,16 +2124,35 @@ def sum_over_shards(loader: DataLoader, *values: Any) -> Any:
     added over the processes, the validation phase's are whole already. A collective where the
     loader is sharded (every process passes the same loader there). A ``DistributedSampler``
     pads its shards to equal lengths, so a training sum may count up to world size - 1 samples
-    twice. A numpy value (``loss.detach().cpu().numpy() * n``) comes back as numpy."""
+    twice. A numpy value (``loss.detach().cpu().numpy() * n``) comes back as numpy. A dict of such
+    values (``total_metrics``, one sum per metric, added to item by item: ``total_metrics[k] += n *
+    value``) comes back a dict of the same keys, each summed; its keys must be the same on every
+    process (a ValueError where they are not)."""
     if not _sharded(loader):
         return values[0] if len(values) == 1 else values
+    keys = [list(v.keys()) if isinstance(v, Mapping) else None for v in values]
+    if any(k is not None for k in keys):
+        parts: List[Any] = [None] * get_world_size()
+        with _waiting("sum_over_shards()"):
+            dist.all_gather_object(parts, keys)
+        if any(part != keys for part in parts):
+            raise ValueError("ddpify: sum_over_shards() adds up dicts whose keys are the same on every process; "
+                             f"they differ: {parts}")
+    flat = [item for v in values for item in (v.values() if isinstance(v, Mapping) else (v,))]
     numpy = sys.modules.get("numpy")
     kinds = (numpy.ndarray, numpy.generic) if numpy is not None else ()
-    summed = reduce_sum(*(torch.as_tensor(v) if isinstance(v, kinds) else v for v in values))
-    summed = summed if len(values) > 1 else (summed,)
-    back = tuple(s if not isinstance(v, kinds) else s.numpy() if isinstance(v, kinds[0]) else type(v)(s.item())
-                 for v, s in zip(values, summed))
-    return back[0] if len(back) == 1 else back
+    summed = reduce_sum(*(torch.as_tensor(v) if isinstance(v, kinds) else v for v in flat)) if flat else ()
+    summed = summed if len(flat) != 1 else (summed,)
+    back = [s if not isinstance(v, kinds) else s.numpy() if isinstance(v, kinds[0]) else type(v)(s.item())
+            for v, s in zip(flat, summed)]
+    rebuilt = []
+    for value, names in zip(values, keys):
+        if names is None:
+            rebuilt.append(back.pop(0))
+        else:
+            items = [back.pop(0) for _ in names]
+            rebuilt.append((OrderedDict if isinstance(value, OrderedDict) else dict)(zip(names, items)))
+    return rebuilt[0] if len(rebuilt) == 1 else tuple(rebuilt)
 
 
 def mean_over_shards(loader: DataLoader, *values: Any) -> Any:

@@ -121,6 +121,25 @@ def test_sum_over_shards_gives_numpy_back_as_numpy(monkeypatch):
     assert rt.sum_over_shards(sharded, np.array(2.5)).tolist() == 5.0
 
 
+def test_sum_over_shards_adds_up_a_dict_of_sums_item_by_item(monkeypatch):
+    """A template's `total_metrics[k] += n * value` (decision 0198): the dict comes back with the same
+    keys, each summed, beside the other values; keys that differ between processes are refused."""
+    from collections import OrderedDict
+    monkeypatch.setattr(rt, "reduce_sum", lambda *values: tuple(v * 2 for v in values) if len(values) > 1 else values[0] * 2)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    others: list = []
+    monkeypatch.setattr(rt.dist, "all_gather_object", lambda parts, keys: parts.__setitem__(slice(None), [keys, *others]))
+    sharded = DataLoader(list(range(8)), sampler=DistributedSampler(list(range(8)), num_replicas=2, rank=0))
+    others[:] = [[None, ["mae", "mse"], None]]
+    loss, metrics, count = rt.sum_over_shards(sharded, 1.5, {"mae": 0.25, "mse": 1.0}, 4)
+    assert (loss, metrics, count) == (3.0, {"mae": 0.5, "mse": 2.0}, 8)
+    others[:] = [[["a"]]]
+    assert rt.sum_over_shards(sharded, OrderedDict(a=1)) == OrderedDict(a=2)
+    others[:] = [[["b"]]]
+    with pytest.raises(ValueError, match="keys"):
+        rt.sum_over_shards(sharded, {"a": 1})
+
+
 TWO_RANKS = textwrap.dedent("""
     import json, sys
     import torch

@@ -173,7 +173,18 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         names = sorted({name for name, _ in divided} | averaged | undivided)
         itemized = _items_divided_by(facts, loop, scope, counts & set(names)) if not celled else None
         if itemized is not None and names and summable and set(names) <= restarted:
-            at, cells, count = itemized
+            at, containers, count = itemized
+            if set(containers) <= _restarted(facts, loop, dicts=True) - _bound_in(facts, loop):
+                summed = ", ".join([*names, *containers])
+                edits.insert_after(loop, f"{summed} = sum_over_shards({facts.code(loader)}, {summed})\n")
+                edits.add_import("ddpify_runtime", "sum_over_shards")
+                divided_too = [f"`{n}`" for n in names if n != count] + [f"each item of `{c}`" for c in containers]
+                edits.record(loop, f"{', '.join(f'`{n}`' for n in [*names, *containers])} summed over the processes "
+                             f"after the loop (sum_over_shards, where `{facts.code(loader)}` is sharded), "
+                             f"{', '.join(f'`{c}`' for c in containers)} item by item: {' and '.join(divided_too)} "
+                             f"divided by `{count}`, which counts the samples they saw")
+                continue
+            cells = containers[0]
             edits.todo(at, f"`{cells}` adds up this process's shard item by item and is divided here by "
                        f"`{count}`, which counts it too: ddpify adds up no item of it over the processes, so it "
                        f"leaves {', '.join(f'`{n}`' for n in names)} this process's as well (about 1/world_size of "
@@ -520,12 +531,12 @@ def _sum_cells(facts: Facts, loop: cst.For | cst.While, edits: Edits) -> bool:
 
 
 def _items_divided_by(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNode,
-                      counts: set[str]) -> tuple[cst.SimpleStatementLine, str, str] | None:
-    """A statement after the loop that divides by one of its counts a container the loop adds to item
-    by item (`total_metrics[k] += n * value` in the batch loop, then `total_metrics = {k: v / num_samples
-    for k, v in total_metrics.items()}`, a template's `fit_epoch`), with the container and the count:
-    summed over the processes, the count would divide items that are this process's alone (each
-    metric about 1/world_size of its mean, silently); None where there is none."""
+                      counts: set[str]) -> tuple[cst.SimpleStatementLine, list[str], str] | None:
+    """A statement after the loop that divides by one of its counts the containers the loop adds to
+    item by item (`total_metrics[k] += n * value` in the batch loop, then `total_metrics = {k: v /
+    num_samples for k, v in total_metrics.items()}`, a template's `fit_epoch`), with the containers and
+    the count: the count summed over the processes alone would divide items that are this process's
+    (each metric about 1/world_size of its mean, silently); None where there is none."""
     cells = {n.target.value.value for n in facts.findall(loop.body, cst.AugAssign)
              if isinstance(n.operator, cst.AddAssign) and isinstance(n.target, cst.Subscript)
              and isinstance(n.target.value, cst.Name)}
@@ -535,8 +546,14 @@ def _items_divided_by(facts: Facts, loop: cst.For | cst.While, scope: cst.CSTNod
         read = {n.value for n in facts.findall(stmt, cst.Name)} & cells  # (bound again there too: `d = {k: v / n ...}`)
         count = next((c for _, divisor in _divisions(facts, stmt) if (c := _count_in(divisor)) in counts), None)
         if read and count is not None:
-            return stmt, sorted(read)[0], count
+            return stmt, sorted(read), count
     return None
+
+
+def _bound_in(facts: Facts, loop: cst.For | cst.While) -> set[str]:
+    """The names the loop's body binds whole (`total = ...`; not `total[k] += ...`)."""
+    return {n for a in facts.findall(loop.body, cst.Assign) for t in a.targets for n in mt.names_in(t.target)
+            if isinstance(t.target, (cst.Name, cst.Tuple, cst.List))}
 
 
 def _name_shard_pass(facts: Facts, training: list[cst.Call], loop: cst.For | cst.While, edits: Edits) -> None:
@@ -636,12 +653,14 @@ def _rereadable(loader: cst.BaseExpression) -> bool:
     return dotted(loader) is not None
 
 
-def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False, lists: bool = False) -> set[str]:
+def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False, lists: bool = False,
+               dicts: bool = False) -> set[str]:
     """The names set afresh in the statements before `loop` in its block, or before the `with`
     blocks around it (`running_loss = 0.0`, `correct = 0` above `with torch.no_grad():`): a sum
     that starts there is one pass's, so adding it up over the processes after the loop counts
     each pass once. With `zeros`, those set to an array of zeros (`conf_mat = np.zeros([n, n])`);
-    with `lists`, to an empty list (`losses = []`)."""
+    with `lists`, to an empty list (`losses = []`); with `dicts`, to a dict of zeros (`total_metrics
+    = {n: 0. for n in self.metric_funcs}`, `{"mae": 0, "mse": 0}`, `dict.fromkeys(names, 0)`)."""
     found: set[str] = set()
     node: cst.CSTNode = loop
     while True:
@@ -651,12 +670,27 @@ def _restarted(facts: Facts, loop: cst.For | cst.While, zeros: bool = False, lis
             for small in getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ():
                 for target, value in _pairs(small) if isinstance(small, (cst.Assign, cst.AnnAssign)) else ():
                     if (not zeros or isinstance(value, cst.Call) and (dotted(value.func) or "").endswith(("zeros", "zeros_like"))) \
-                            and (not lists or isinstance(value, cst.List) and not value.elements):
+                            and (not lists or isinstance(value, cst.List) and not value.elements) \
+                            and (not dicts or _zero_dict(value)):
                         found |= {n for n in mt.names_in(target)} - mt.names_in(value)
         owner = facts.parent(block) if block is not None else None
         if not isinstance(owner, cst.With):
             return found
         node = owner
+
+
+def _zero_dict(value: cst.BaseExpression) -> bool:
+    """A dict display whose every value is a zero written out (`{n: 0. for n in names}`, `{"mae": 0}`),
+    or `dict.fromkeys(names, 0)`."""
+    def zero(node: cst.BaseExpression) -> bool:
+        return isinstance(node, (cst.Integer, cst.Float)) and float(node.value) == 0
+
+    if isinstance(value, cst.DictComp):
+        return zero(value.value)
+    if isinstance(value, cst.Dict):
+        return bool(value.elements) and all(isinstance(e, cst.DictElement) and zero(e.value) for e in value.elements)
+    return isinstance(value, cst.Call) and dotted(value.func) == "dict.fromkeys" and len(value.args) == 2 \
+        and zero(value.args[1].value)
 
 
 def _pairs(assign: cst.Assign | cst.AnnAssign) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:

@@ -822,16 +822,30 @@ def test_a_count_of_its_own_named_like_a_size_is_summed_with_the_sum_it_divides(
     batch[0].size(0)` in the loop, `epoch_loss /= num_samples` after it. The divisor was read as the
     full dataset size by its name: `epoch_loss` alone was summed over the processes and divided by
     this process's count, twice the mean on two processes, silently. A name the function binds is
-    what it is bound to: a count, summed with the sum. Near miss: the same count also divides a dict
-    the loop adds to item by item (`totals["mse"] += ...`, then `{k: v / num_samples ...}`), which
-    ddpify does not add up: nothing is summed (each item would read half its mean), a TODO says so."""
+    what it is bound to: a count, summed with the sum."""
     from tests.support.snippets import only
     out = only(NAME, COUNTED_BY_NAME.format(items=""))
     assert "        epoch_loss, num_samples = sum_over_shards(train_loader, epoch_loss, num_samples)\n" in out
-    itemized = only(NAME, COUNTED_BY_NAME.format(items="        totals = {k: v / num_samples for k, v in totals.items()}\n"))
-    assert "sum_over_shards(" not in itemized
+
+
+def test_a_dict_of_sums_added_to_item_by_item_is_summed_with_the_count_that_divides_it():
+    """The same count also divides a dict the loop adds to item by item (`totals["mse"] += ...`, then
+    `{k: v / num_samples ...}`): decision 0184 summed nothing there and left a TODO (the count summed
+    alone would halve each item); a dict started afresh as zeros before the loop is now summed with
+    them, item by item (decision 0198; `sum_over_shards` adds up a dict's values, the same keys on
+    every process). Near miss: a dict that is no display of zeros (`defaultdict(float)`: its keys are
+    whatever each process's batches gave) keeps the TODO."""
+    from tests.support.snippets import only
+    divided = "        totals = {k: v / num_samples for k, v in totals.items()}\n"
+    itemized = only(NAME, COUNTED_BY_NAME.format(items=divided))
+    assert "        epoch_loss, num_samples, totals = sum_over_shards(train_loader, epoch_loss, num_samples, totals)\n" \
+        in itemized, itemized
+    assert "TODO(ddpify)" not in itemized
+    kept = only(NAME, "from collections import defaultdict\n" + COUNTED_BY_NAME.format(items=divided).replace(
+        'totals = {"mse": 0.0}', "totals = defaultdict(float)"))
+    assert "sum_over_shards(" not in kept
     assert "        # TODO(ddpify): `totals` adds up this process's shard item by item and is divided here by " \
-           "`num_samples`" in itemized
+           "`num_samples`" in kept
 
 
 # an evaluation function run after training over the training loader and the test loader:
