@@ -1045,3 +1045,22 @@ def test_which_functions_are_handed_to_a_call_is_found_in_one_pass_over_the_argu
     handed = [f.name.value for f in mt.findall(facts.module, cst.FunctionDef) if rank_questions._handed_on(f)]
     assert handed == ["f3"]
     assert len(read) == 32  # each argument once (3 of each call of `g`, 2 of `launch`), not once per function
+
+
+def test_whether_a_value_is_the_same_on_every_process_asks_nothing_of_its_whitespace(monkeypatch):
+    """The core of `same_everywhere` asked each node's LibCST `children` in turn, whitespace,
+    commas and parentheses included, and of each the rank questions (`_per_process`) before it
+    answered True; now only the syntax below a node is asked (`syntax_children`): the same answer."""
+    from ddpify.analysis.same_values import SameValues, same_everywhere
+
+    facts = Facts(parse_module(b"x = 1\ny = 2\nif ( x + y ) * 2 > max( [x, y][0] , 3 ):\n    print(x)\n"))
+    test = mt.findall(facts.module, cst.If)[0].test
+    asked: list = []
+    core = SameValues._core
+
+    def counted(self, node, proving):
+        asked.append(type(node).__name__)
+        return core(self, node, proving)
+    monkeypatch.setattr(SameValues, "_core", counted)
+    assert same_everywhere(facts, test)
+    assert not {"SimpleWhitespace", "LeftParen", "RightParen", "Comma", "LeftSquareBracket"} & set(asked), asked

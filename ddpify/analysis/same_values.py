@@ -205,7 +205,10 @@ class SameValues:
 
     def _core(self, node: cst.CSTNode, proving: frozenset) -> bool:
         """Computed only from values every process holds alike? Anything not listed in
-        `same_everywhere` (a loss, a metric, a random draw, a method call) is taken to differ."""
+        `same_everywhere` (a loss, a metric, a random draw, a method call) is taken to differ.
+        Anything else is as shared as the syntax below it (`syntax_children`): before, LibCST's
+        `children`, whose whitespace, commas and parentheses were each asked the rank questions
+        (`_per_process`) and then their own children, to answer True; now they are not asked."""
         if self._per_process(node):
             return False  # `args.local_rank`: an argument, but each process is given its own
         if isinstance(node, cst.Name):
@@ -228,7 +231,7 @@ class SameValues:
             return False
         if isinstance(node, cst.Comparison) and (held := _tested_for_none(node)) is not None and self._none_alike(held):
             return True  # `testloader != None` of the loader every caller hands it: True on every process
-        return all(self._core(child, proving) for child in node.children)
+        return all(self._core(child, proving) for child in mt.syntax_children(node))
 
     def _never_none(self, expr: cst.BaseExpression, depth: int = 4) -> bool:
         """Is `expr` an object on every path, never None, so that a test of it against None is the
