@@ -944,10 +944,13 @@ def test_a_permissive_stand_ins_object_has_no_set_epoch_for_the_runtime_to_take_
     """24c's vae_celeba_importlib_config (decision 0198): `set_epoch(evy, epoch)` over the dict its
     configuration module returns, which holds the loader beside a `wandb.init()` run; the stand-in's
     run answered `set_epoch` as it answers every attribute, and the runtime, taking it for a sampler,
-    failed on every process. A real run has no `set_epoch`; other attributes still answer."""
+    failed on every process; without `set_epoch`, the runtime looked for samplers behind its `sampler`, a
+    new stand-in at each read, without end (a RecursionError). A real run has none of them; other
+    attributes still answer."""
     out = _stubbed("import wandb\nrun = wandb.init(project='p')\n"
-                   "print(hasattr(run, 'set_epoch'), hasattr(run, 'log'))")
-    assert out.split() == ["False", "True"]
+                   "print(hasattr(run, 'set_epoch'), hasattr(run, 'sampler'), hasattr(run, 'batch_sampler'), "
+                   "hasattr(run, 'log'))")
+    assert out.split() == ["False", "False", "False", "True"]
 
 
 def test_a_permissive_stand_in_records_configure_as_a_write_only_when_given_a_log_folder():

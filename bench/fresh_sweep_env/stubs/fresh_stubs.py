@@ -44,9 +44,11 @@ def _axes(nrows=1, ncols=1, squeeze=True, **kwargs):
     return axes[0, 0] if axes.size == 1 else axes.reshape(-1) if 1 in axes.shape else axes
 
 
-# attributes no stand-in's object has: ddpify's runtime takes an object with `set_epoch` for a sampler
-# (`set_epoch(evy, epoch)` over a dict that holds the loader beside a `wandb.init()` run: a real run has none)
-NOT_HELD = frozenset({"set_epoch"})
+# attributes no stand-in's object has: ddpify's runtime takes an object with `set_epoch` for a sampler, and
+# looks for samplers behind its `sampler` and `batch_sampler` (`set_epoch(evy, epoch)` over a dict that holds the
+# loader beside a `wandb.init()` run: a real run has none of them; a stand-in's, a new object at each read, had
+# them without end)
+NOT_HELD = frozenset({"set_epoch", "sampler", "batch_sampler"})
 
 
 class Anything:
