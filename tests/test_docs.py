@@ -285,6 +285,17 @@ for step in range(4):
     opt.zero_grad()
     model(next(batches)).mean().backward()
     opt.step()
+""", IMPORTS + LOADER + MODEL + """epochs = 2
+
+
+def reinitialise(m):
+    torch.nn.init.xavier_uniform_(m.weight)
+
+
+{example}
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
 """, IMPORTS + TRAIN_LOADER.split("for epoch")[0] + """
 
 def train_step(x, y):

@@ -3063,3 +3063,67 @@ def test_the_helpers_walk_of_a_sharded_loader_runs_to_its_count_under_torchrun(t
     proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
                            "train.py"], env=clean_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+REINITIALISED = {"train.py": """\
+    import torch
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            return self.fc(x)
+
+        @staticmethod
+        def init_weights(m):
+            if type(m) == nn.Linear:
+                torch.nn.init.xavier_uniform_(m.weight)
+
+        def weight_initializer(self):
+            self.apply(self.init_weights)
+
+
+    data = TensorDataset(torch.randn(64, 4), torch.randint(0, 3, (64,)))
+    loader = DataLoader(data, batch_size=8, shuffle=True)
+    model = Net()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(2):
+        model.train()
+        model.weight_initializer()
+        for x, y in loader:
+            optimizer.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+    """}
+
+
+def test_weights_drawn_anew_at_an_epochs_start_are_drawn_before_its_pass_starts():
+    """The twenty-fifth sweep's MNIST notebook (decision 0192): `compute_training` calls
+    `self.weight_initializer()` (`self.apply(self.init_weights)`, `xavier_uniform_`) at every epoch's
+    start; after `set_epoch`, which starts the pass (the processes but the main one draw their own
+    random numbers in it), each process trained the epoch from weights of its own, their gradients
+    averaged, until `end_epoch()` gave every process the main process's ("the parameters ... differed
+    between processes", at runtime). `set_epoch` now follows the statements at the top of the epoch that
+    draw weights anew, in the program's functions they call; near miss: `model.train()` before them
+    draws nothing, and stays before `set_epoch`."""
+    write(REINITIALISED)
+    code = convert_program(program()).code
+    assert ("    model.train()\n    model.module.weight_initializer()\n    set_epoch(loader, epoch)\n"
+            "    for x, y in loader:\n") in code, code
+
+
+@pytest.mark.slow
+def test_weights_drawn_anew_at_an_epochs_start_are_the_same_on_every_process_under_torchrun():
+    """End to end, the case above: no process's parameters differ from the main process's at an
+    epoch's end (the runtime says so where they do, and did before)."""
+    write(REINITIALISED)
+    Path("train.py").write_bytes(convert_program(program()).output)
+    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           "train.py"], env=clean_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "differed between processes" not in proc.stderr, proc.stderr[-3000:]

@@ -30,6 +30,20 @@ batches to a training loop is a pass over the loader, reshuffled in the loop aro
                 yield images
             end_epoch()
 
+Weights drawn anew at the top of an epoch, before its pass (`self.apply(self.init_weights)` of
+`torch.nn.init.*_`, `reset_parameters()`, in the program's functions the statement calls) are drawn
+before `set_epoch`, from the stream every process shares, so every process starts the epoch from the
+same weights:
+
+    for epoch in range(epochs):
+        reinitialise(model)
+        for x, y in loader:
+->
+    for epoch in range(epochs):
+        reinitialise(model)
+        set_epoch(loader, epoch)
+        for x, y in loader:
+
 A loop that draws one batch per round and makes the loader's iterator again when it runs out (a
 step loop, or a generator's `while True`, reading it with `next()` or `__next__()`) passes over
 the loader once per iterator, not once per round: a pass begins where the iterator is made, and
@@ -136,7 +150,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         epoch = "" if entry.epoch is None else f", {entry.epoch}"  # no number: each pass takes the next
         body = loop.body.body
         for loader in entry.loaders:
-            bound = _bound_first(facts, body, loader)
+            bound = _bound_first(facts, body, loader) or _weights_drawn_first(facts, body, loader)
             line = f"set_epoch({loader}{epoch})\n"
             if bound is None:
                 edits.insert_before(body[0], line)
@@ -221,6 +235,47 @@ def _bound_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.
                 return _bound_first(facts, stmt.body.body, loader)
             break
     return bound
+
+
+def _weights_drawn_first(facts: Facts, body: Sequence[cst.CSTNode], loader: str) -> cst.CSTNode | None:
+    """The last statement at the top of the epoch's body, before any reads `loader`, that draws a
+    model's weights anew (`torch.nn.init.*_`, `reset_parameters()`, `module.apply(init)` of such a
+    function, in the program's functions it calls): `set_epoch` goes after it, so that it draws from
+    the random stream every process shares, before the pass gives each process its own (YasminaKerkeb's
+    `compute_training` calls `self.weight_initializer()`, `self.apply(self.init_weights)` of
+    `xavier_uniform_`, at every epoch's start: after `set_epoch`, each process trained its epoch from
+    weights of its own, their gradients averaged, until `end_epoch()` gave all the main process's)."""
+    drawn = None
+    for stmt in body:
+        if facts.has_name(stmt, loader.rsplit(".", 1)[-1]):
+            break
+        if _draws_weights(facts, stmt, 3):
+            drawn = stmt
+    return drawn
+
+
+def _draws_weights(facts: Facts, node: cst.CSTNode, depth: int) -> bool:
+    """Does `node` draw weights anew (`_weights_drawn_first`), here or in the program's functions it
+    calls, `depth` calls deep?"""
+    for call in facts.calls_in(node):
+        qualified = facts.qualify(call.func) or ""
+        if qualified.startswith("torch.nn.init.") and qualified.endswith("_") or mt.is_method_call(call, "reset_parameters"):
+            return True
+        if depth and any(_draws_weights(facts, f, depth - 1) for f in [*facts.user_functions(call),
+                                                                        *_applied(facts, call)]):
+            return True
+    return False
+
+
+def _applied(facts: Facts, call: cst.Call) -> list[cst.FunctionDef]:
+    """The methods of the class around `call` that `module.apply(self.fn)` runs on every submodule."""
+    if not mt.is_method_call(call, "apply") or len(call.args) != 1:
+        return []
+    fn = call.args[0].value
+    cls = next((a for a in facts.ancestors(call) if isinstance(a, cst.ClassDef)), None)
+    if cls is None or not isinstance(fn, cst.Attribute) or not mt.is_name(fn.value, "self"):
+        return []
+    return facts.method(cls, fn.attr.value)
 
 
 def _rebuilt_after(facts: Facts, body: Sequence[cst.CSTNode], loaders: list[str]) -> cst.CSTNode | None:
