@@ -2051,15 +2051,22 @@ def names_in(facts: Facts, node: cst.CSTNode) -> list[cst.CSTNode]:
     a rank), so a flag rank 0 broadcast (`dist.broadcast(flag, src=0)`) was still a rank's value to
     `SameValues` and `check` reported the agreed early stop as DDP005; and a keyword spelled like a
     name a collective agreed (`should_stop(loss=own_loss)` beside `dist.all_reduce(loss)`) made a
-    test of this process's own value look agreed. Now only the value after `=` is read."""
+    test of this process's own value look agreed. Now only the value after `=` is read.
+
+    Nor the name after an attribute's dot, which is no variable: `stop_flag.item()` reads
+    `stop_flag.item` and `stop_flag`, not a variable `item` (before, the bare `item` was returned,
+    and each question looked it up as a name of the scope, a variable of that spelling if the
+    function had one)."""
     found: list[cst.CSTNode] = facts.findall(node, (cst.Name, cst.Attribute))
-    return [n for n in found if not (isinstance(n, cst.Name) and _is_keyword(facts, n))]
+    return [n for n in found if not (isinstance(n, cst.Name) and _names_no_variable(facts, n))]
 
 
-def _is_keyword(facts: Facts, name: cst.Name) -> bool:
-    """Is `name` the keyword of a call's argument (the `device` of `device=rank`)?"""
+def _names_no_variable(facts: Facts, name: cst.Name) -> bool:
+    """Is `name` the keyword of a call's argument (the `device` of `device=rank`) or the part after
+    an attribute's dot (the `item` of `flag.item`)?"""
     parent = facts.parent(name)
-    return isinstance(parent, cst.Arg) and parent.keyword is name
+    return isinstance(parent, cst.Arg) and parent.keyword is name or isinstance(parent, cst.Attribute) \
+        and parent.attr is name
 
 
 def rank_variable(key: str) -> bool:

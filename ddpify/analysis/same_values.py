@@ -128,11 +128,42 @@ class SameValues:
         self._none_asked: set[object] = set()  # the names and attributes `_none_alike` is answering
 
     @cached_property
-    def agreed_names(self) -> set[str]:
-        """Names whose value was made the same on every process (`dist.all_reduce(loss)`)."""
+    def agreed(self) -> frozenset[Ref]:
+        """The names and attributes whose value a collective made the same on every process
+        (`dist.all_reduce(loss)`), each in its scope (`Facts.ref`): a name of that spelling in
+        another function (a parameter `elapsed` beside `dist.all_reduce(elapsed)` in `train`) is
+        another variable. A parameter agreed in place, never rebound before the collective, is the
+        caller's object: what each call passes it is agreed too (`sync(stop)` of `def sync(flag):
+        dist.broadcast(flag, 0)`), through helpers that pass it on. What an agreed value flows into
+        otherwise (a return, an assignment, a parameter it is passed to) the questions follow as
+        they follow any value (`_shared`).
+
+        Before, the collective's argument was kept by its spelling alone (`agreed_names`), and a
+        name spelled alike anywhere was taken as agreed: `def out_of_time(elapsed): return elapsed
+        > limit`, called with this process's own `time.time() - started`, passed for agreed because
+        `mean_elapsed` all-reduced a tensor it called `elapsed`, and the stop it decided went
+        unreported (DDP005; with the parameter spelled `seconds` it was reported)."""
         f = self.facts
-        return {name for c in f.calls_to(*AGREEING) if c.args
-                for name in [dotted(c.args[0].value)] if name}
+        found: dict[Ref, None] = {}
+        work = [(ref, c) for c in f.calls_to(*AGREEING) if c.args and (ref := f.ref(c.args[0].value)) is not None]
+        while work:
+            ref, site = work.pop()
+            if ref in found:
+                continue
+            found[ref] = None
+            if isinstance(ref.scope, cst.FunctionDef) and ref.name in param_names(ref.scope) and not any(
+                    not isinstance(stmt, cst.AugAssign) and f.before(stmt, site) for _, _, stmt in f.writes(ref)):
+                work += [(passed, call) for call in f.call_sites(ref.scope)
+                         if isinstance(arg := f.argument_for(call, ref.scope, ref.name), (cst.Name, cst.Attribute))
+                         and (passed := f.ref(arg)) is not None]
+        return frozenset(found)
+
+    def holds_agreed(self, node: cst.CSTNode, part: bool = False) -> bool:
+        """Is `node` a name or attribute a collective agreed (`agreed`)? `part`: or an attribute of
+        one (`found.item` of an agreed `found`)."""
+        ref = self.facts.ref(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+        return ref is not None and (ref in self.agreed or part and any(
+            a.scope is ref.scope and ref.name.startswith(a.name + ".") for a in self.agreed))
 
     def same_everywhere(self, test: cst.CSTNode, wide: bool = True) -> bool:
         """Is `test` the same on every process? `wide=False`: the core alone (literals, arguments,
@@ -161,10 +192,9 @@ class SameValues:
         # process's own value beside it (`local_rank <= 0 and (found.item() != 0 or reload)` after
         # `all_reduce(found)` is still a rank test)
         return (any(f.qualify(c.func) in RUNTIME_AGREEING for c in f.findall(test, cst.Call)) or any(
-            dotted(n) in self.agreed_names for n in names_in(f, test))) and not any(
+            self.holds_agreed(n) for n in names_in(f, test))) and not any(
             self._per_process(n) or self.ranks.rank_dependent(n) for n in names_in(f, test)
-            if not any(agreed == (dotted(n) or "") or (dotted(n) or "").startswith(agreed + ".")
-                       for agreed in self.agreed_names))
+            if not self.holds_agreed(n, part=True))
 
     def _per_process(self, node: cst.CSTNode) -> bool:
         """The one refusal of both answers: a value each process has its own of. A name or
@@ -762,7 +792,7 @@ class SameValues:
         if len(proving) > SHARED_DEPTH:
             return False
         if isinstance(node, (cst.Name, cst.Attribute)):
-            if dotted(node) in self.agreed_names:  # `flags = [stop]; dist.broadcast_object_list(flags)`
+            if self.holds_agreed(node):  # `flags = [stop]; dist.broadcast_object_list(flags)`
                 return True
             if isinstance(node, cst.Attribute) and not all(
                     self._shared(value, proving | {("set", id(value))}) for value in self._set_attribute(node)
@@ -785,7 +815,7 @@ class SameValues:
             if self._configuration_object(node, proving | {ref}):
                 return True  # `self.config`, every object of which a `Config()` built: read from one file
             proving = proving | {ref}
-            if any(dotted(n) in self.agreed_names for _, value, _ in f.writes(ref)
+            if any(self.holds_agreed(n) for _, value, _ in f.writes(ref)
                    for n in names_in(f, value)):
                 return True  # `if RANK != 0: stop = broadcast_list[0]` after the broadcast
             if self._counts(node):
@@ -1038,7 +1068,7 @@ class SameValues:
             if f.scope(stmt) is not f.scope(read) or not f.before(stmt, read) or f.is_inside(read, stmt):
                 continue
             return not isinstance(stmt, cst.AugAssign) and not self._conditional_when_distributed(stmt, read) \
-                and any(dotted(n) in self.agreed_names for n in names_in(f, value))
+                and any(self.holds_agreed(n) for n in names_in(f, value))
         return False
 
     def _conditional_when_distributed(self, stmt: cst.CSTNode, read: cst.CSTNode) -> bool:

@@ -248,3 +248,130 @@ def test_the_length_of_a_loader_sharded_alike_is_shared_in_the_core(name):
 @pytest.mark.parametrize("name", sorted(PER_PROCESS_LENGTHS))
 def test_the_length_of_a_process_own_share_is_not(name):
     assert not _length_shared(PER_PROCESS_LENGTHS[name], wide=False)
+
+
+# what a collective agreed, by scope (`SameValues.agreed`): each program ends in the `if` asked about
+AGREED = {  # the same on every process
+    "agreed_in_the_same_function": """
+def train(loss):
+    found = torch.rand(())
+    torch.distributed.all_reduce(found)
+    if found.item() > 0:
+        pass
+""",
+    "agreed_in_place_by_a_helper_given_it": """
+def sync(flag):
+    torch.distributed.broadcast(flag, 0)
+def train():
+    stop = torch.rand(())
+    sync(stop)
+    if stop.item():
+        pass
+""",
+    "agreed_in_place_through_two_helpers": """
+def sync(flag):
+    torch.distributed.broadcast(flag, 0)
+def agree(t):
+    sync(t)
+def train():
+    stop = torch.rand(())
+    agree(stop)
+    if stop.item():
+        pass
+""",
+    "returned_by_the_helper_that_agreed_it": """
+def mean(x):
+    torch.distributed.all_reduce(x)
+    return x
+def train():
+    if mean(torch.rand(())).item() > 3:
+        pass
+""",
+    "passed_to_a_parameter": """
+def out_of_time(elapsed):
+    return elapsed > 3
+def train():
+    seconds = torch.tensor(time.time())
+    torch.distributed.all_reduce(seconds)
+    if out_of_time(seconds):
+        pass
+""",
+    "kept_on_self_by_another_method": """
+class Trainer:
+    def sync(self):
+        self.stop = torch.rand(())
+        torch.distributed.all_reduce(self.stop)
+    def fit(self):
+        self.sync()
+        if self.stop.item():
+            pass
+""",
+}
+NOT_AGREED = {  # near misses: each process's own value
+    "a_parameter_spelled_as_a_tensor_agreed_elsewhere": """
+def mean_elapsed(t0):
+    elapsed = torch.tensor(time.time() - t0)
+    torch.distributed.all_reduce(elapsed)
+    return elapsed.item()
+def out_of_time(elapsed):
+    return elapsed > 3
+def train(t0):
+    print(mean_elapsed(t0))
+    if out_of_time(time.time() - t0):
+        pass
+""",
+    "a_local_spelled_as_a_tensor_agreed_elsewhere": """
+def sync():
+    stop = torch.rand(())
+    torch.distributed.all_reduce(stop)
+def train():
+    stop = torch.rand(())
+    sync()
+    if stop.item():
+        pass
+""",
+    "a_method_spelled_as_a_variable_agreed_there": """
+def train(stats):
+    loss = torch.rand(())
+    for item in stats:
+        torch.distributed.all_reduce(item)
+    if loss.item() > 3:
+        pass
+""",
+    "a_copy_the_helper_agreed_in_place": """
+def sync(flag):
+    flag = flag.clone()
+    torch.distributed.broadcast(flag, 0)
+def train():
+    stop = torch.rand(())
+    sync(stop)
+    if stop.item():
+        pass
+""",
+    "an_attribute_of_another_class_spelled_alike": """
+class Syncer:
+    def sync(self):
+        self.stop = torch.rand(())
+        torch.distributed.all_reduce(self.stop)
+class Trainer:
+    def fit(self):
+        self.stop = torch.rand(())
+        if self.stop.item():
+            pass
+""",
+}
+
+
+def _agreed(program: str) -> bool:
+    facts = Facts(parse_module(HEAD + program))
+    return Context(facts).values.same_everywhere(facts.by_type[cst.If][-1].test)
+
+
+@pytest.mark.parametrize("name", sorted(AGREED))
+def test_what_a_collective_agreed_is_shared_where_it_flows(name):
+    assert _agreed(AGREED[name])
+
+
+@pytest.mark.parametrize("name", sorted(NOT_AGREED))
+def test_a_name_spelled_as_an_agreed_one_in_another_scope_is_not(name):
+    assert not _agreed(NOT_AGREED[name])
