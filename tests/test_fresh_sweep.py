@@ -65,7 +65,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep24a.json", 7),
                                         ("fresh_sweep25b.json", 8),
                                         ("fresh_sweep25c.json", 9),
-                                        ("fresh_sweep25a.json", 8)])
+                                        ("fresh_sweep25a.json", 8),
+                                        ("fresh_sweep26b.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -1624,3 +1625,21 @@ def test_a_sampler_given_a_new_epoch_that_repeats_its_order_by_chance_reshuffled
                        dict(ev="pass_epoch", rank=rank, loader=1, number=number, epoch=epoch), _step(rank)]
     checks, _ = sweep.judge(_events(*events), RANDOM, 0, {}, 0)
     assert checks["sharded"] == "ok" and checks["reshuffled"] == verdict
+
+
+def test_the_twenty_sixth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep26b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep26b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 7 and not part_b & earlier
+
+
+def test_the_stand_in_gym_cartpole_has_its_registered_reward_threshold_and_other_kinds_none():
+    """A policy-gradient notebook stops once its running reward passes `env.spec.reward_threshold`
+    (the made environment's spec had no such attribute): CartPole's registered thresholds (195 for
+    v0, 475 for v1) on that spec and on `gym.spec()`; the kinds gym registers none for keep None."""
+    code = ("import gym\nprint(gym.make('CartPole-v1').spec.reward_threshold, gym.make('CartPole-v0').spec.reward_threshold,"
+            " gym.spec('CartPole-v1').reward_threshold, gym.make('Pendulum-v0').spec.reward_threshold)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["475.0", "195.0", "475.0", "None"]

@@ -22,6 +22,7 @@ KINDS = {"CartPole": (4, None, 1.0), "LunarLander": (8, None, 1.0), "Pendulum": 
          "Reacher": (11, 2, 1.0), "InvertedPendulum": (4, 1, 3.0), "Humanoid": (376, 17, 0.4),
          "MountainCar": (2, None, 1.0)}  # after MountainCarContinuous: a name takes the first kind it starts with
 ACTIONS = {"LunarLander": 4, "MountainCar": 3}  # a discrete kind's number of actions (2 where not named)
+THRESHOLDS = {"CartPole-v0": 195.0, "CartPole-v1": 475.0}  # the registered reward thresholds a program compares with (others: None)
 
 
 class Env:
@@ -57,7 +58,7 @@ class _Made(Env):
         if kind is None:
             raise error.Error(f"No registered env with id: {name}")
         obs, act, bound = KINDS[kind]
-        self.spec = type("EnvSpec", (), {"id": name, "max_episode_steps": None})()
+        self.spec = type("EnvSpec", (), {"id": name, "max_episode_steps": None, "reward_threshold": THRESHOLDS.get(name)})()
         self._max_episode_steps = self.spec.max_episode_steps = int(os.environ.get("FRESH_SWEEP_GYM_STEPS", "20"))
         self.observation_space = spaces.Box(-np.inf, np.inf, (obs,), np.float32)
         self.action_space = spaces.Discrete(ACTIONS.get(kind, 2)) if act is None else spaces.Box(-bound, bound, (act,), np.float32)
@@ -99,8 +100,8 @@ def make(name, **kwargs):
 
 
 def spec(name):
-    """gym.spec(name): the registered environment's spec; the stand-in's kinds have no reward threshold."""
-    return type("EnvSpec", (), {"id": name, "max_episode_steps": None, "reward_threshold": None})()
+    """gym.spec(name): the registered environment's spec; a reward threshold only where THRESHOLDS names one."""
+    return type("EnvSpec", (), {"id": name, "max_episode_steps": None, "reward_threshold": THRESHOLDS.get(name)})()
 
 
 class Wrapper(Env):
