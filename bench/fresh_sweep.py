@@ -155,9 +155,11 @@ def _git_dir(mirrors: Path, repo: str) -> Path | None:
 
 
 def _blobs(git_dir: Path, commit: str, prefixes: list[str]) -> list[str]:
-    out = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "--name-only", commit, "--", *prefixes],
+    # -z: the names as they are (without it git quotes a name of non-ASCII letters in octal escapes,
+    # which `cat-file` then cannot find)
+    out = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "-z", "--name-only", commit, "--", *prefixes],
                          capture_output=True, text=True, check=True).stdout
-    return [line for line in out.splitlines() if line]
+    return [name for name in out.split("\0") if name]
 
 
 def build_one(program: dict, mirrors: Path, cache: Path | None, dest: Path) -> str:

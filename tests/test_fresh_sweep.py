@@ -1262,6 +1262,25 @@ def test_build_copies_the_files_applies_each_edit_once_and_rebuilds_from_its_cac
     assert "found 0 times, not 1" in sweep.build_one(broken, mirrors, None, tmp_path / "x")
 
 
+def test_build_copies_files_whose_folders_are_named_in_letters_outside_ascii(tmp_path):
+    """The twenty-sixth sweep's course repository keeps its labs under Chinese folder names: git's
+    ls-tree quoted them in octal escapes, and cat-file found no such file (decision 0202)."""
+    mirrors, _ = _repo(tmp_path)
+    work = mirrors / "someone+proj" / "repo"
+    lab = work / "实验5" / "lab5"
+    lab.mkdir(parents=True)
+    (lab / "run.py").write_text("EPOCHS = 100\n")
+    def run(*a):
+        return subprocess.run(["git", "-C", str(work), *a], check=True, capture_output=True, text=True)
+    run("add", ".")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "lab")
+    program = {"name": "p", "repo": "someone/proj", "commit": run("rev-parse", "HEAD").stdout.strip(),
+               "files": ["实验5/lab5"], "entry": "实验5/lab5/run.py",
+               "prep": [{"file": "实验5/lab5/run.py", "old": "EPOCHS = 100", "new": "EPOCHS = 2", "why": "budget"}]}
+    assert sweep.build_one(program, mirrors, None, tmp_path / "sweep") == ""
+    assert (tmp_path / "sweep" / "p" / "实验5" / "lab5" / "run.py").read_text() == "EPOCHS = 2\n"
+
+
 @pytest.mark.parametrize("name", ["DistributedSampler", "RandomSampler"])
 def test_training_loaders_are_those_a_step_follows(name):
     probe = _events(_pass(0, 1, 1, sampler=name), _fetch(0, 1, 1, [0]), _step(0),
