@@ -426,7 +426,7 @@ STUBBORN = textwrap.dedent('''\
 def test_the_third_signal_kills_the_whole_job_workers_in_their_own_sessions_too(tmp_path):
     pid_file = tmp_path / "worker.pid"
     proc = subprocess.Popen([sys.executable, "-c", RUN_JOB, sys.executable, "-c", STUBBORN, str(pid_file)],
-                            cwd=Path(__file__).parents[1], start_new_session=True)
+                            cwd=Path(__file__).parents[1], start_new_session=True, preexec_fn=_default_signals)
     try:
         assert wait_for(pid_file.exists, timeout=30)
         worker = int(pid_file.read_text())
