@@ -32,6 +32,43 @@ def append_arg(call: cst.Call, arg: cst.Arg) -> cst.Call:
     return call.with_changes(args=[*args[:-1], last, arg.with_changes(whitespace_after_arg=args[-1].whitespace_after_arg)])
 
 
+def add_keyword(call: cst.Call, name: str, code: str, spread: bool = False, override: bool = False) -> cst.Call:
+    """`name=code` added to a call that gives no `name` for certain, by what the analysis found
+    (`Facts.keyword_given`, the one question each rewrite that adds a keyword asks first: a value
+    written for it is the rewrite's to keep or to edit where it is written). Where no `**` mapping of
+    the call may pass `name` (not `spread`), it goes last (`append_arg`). Where one may, a keyword
+    beside it would be given twice, a TypeError ("got multiple values for keyword argument"), so
+    it goes into the mapping, a default that the mapping's own entry replaces (the user's value
+    wins, as a keyword the call writes out is kept):
+
+        trange(n, **opts)  ->  trange(n, **{"disable": not is_main_process(), **opts})
+
+    or, `override`, a value that replaces the mapping's entry:
+
+        os.makedirs(path, **opts)  ->  os.makedirs(path, **{**opts, "exist_ok": True})
+
+    Several `**` mappings become one, in their order, at the first one's place."""
+    stars = [a for a in call.args if a.star == "**"]
+    if not spread or not stars:
+        return append_arg(call, keyword(name, code))
+    unpacked = ", ".join(f"**{cst.Module([]).code_for_node(a.value)}" for a in stars)
+    merged = cst.parse_expression(f'{{{unpacked}, "{name}": {code}}}' if override else
+                                  f'{{"{name}": {code}, {unpacked}}}')
+    args = [a.with_changes(value=merged) if a is stars[0] else a for a in call.args if a.star != "**" or a is stars[0]]
+    args[-1] = args[-1].with_changes(comma=call.args[-1].comma)
+    return call.with_changes(args=args)
+
+
+def either(value: cst.BaseExpression, code: str) -> cst.BaseExpression:
+    """`value or code`, the program's test kept first (in parentheses where `or` would bind
+    tighter than it: `a if b else c`, a lambda, `:=`); `code` alone in place of a literal False."""
+    if isinstance(value, cst.Name) and value.value == "False":
+        return cst.parse_expression(code)
+    if isinstance(value, (cst.IfExp, cst.Lambda, cst.NamedExpr)) and not value.lpar:
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.BooleanOperation(left=value, operator=cst.Or(), right=cst.parse_expression(code))
+
+
 def drop_stale_comment(edits, stmt: cst.CSTNode, stale: re.Pattern, why: str) -> None:
     """Drop the comment at the end of the statement `stmt` when it matches `stale`: it describes
     what an edit in the statement replaced (`device = 0  # shorthand for cuda:0` once 0 is

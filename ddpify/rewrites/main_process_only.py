@@ -167,7 +167,7 @@ if TYPE_CHECKING:
     from ddpify.output.edits import Edits
     from ddpify.analysis.loaders import EpochLoop
     from ddpify.analysis.models import Model, Models
-    from ddpify.syntax.facts import Facts, Ref
+    from ddpify.syntax.facts import Facts, Given, Ref
     from ddpify.options import Options
 
 NAME = "main-process-only"
@@ -339,17 +339,23 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     for call in facts.calls_to("os.makedirs"):
         if not _tolerates_existing(facts, call) and \
                 _made_if_missing(facts, call):
-            edits.replace(call, _exist_ok, "every process makes the folder if it is missing (exist_ok=True): "
+            edits.replace(call, lambda node, spread=facts.keyword_given(call, "exist_ok").spread: _exist_ok(
+                node, spread), "every process makes the folder if it is missing (exist_ok=True): "
                           "no race, and no barrier that some callers may not reach")
-    bars = [c for c in facts.calls_to("tqdm.tqdm", "tqdm.trange") if not mt.keyword(c, "disable")]
-    for call in bars:
-        if mt.keyword(call, "file") is None and _counts_read(facts, call):
-            edits.replace(call, _bar_to_file, "progress bar shown on the main process only; the others draw it "
-                          "into their silenced standard output (bar_file()), so that it still counts: the program "
-                          "reads what it has counted, and a disabled bar counts nothing")
+    bars, combined = [], set()
+    for call in facts.calls_to("tqdm.tqdm", "tqdm.trange"):
+        disable, file = facts.keyword_given(call, "disable"), facts.keyword_given(call, "file")
+        if not file.values and _counts_read(facts, call):
+            edits.replace(call, lambda node, spread=file.spread: build.add_keyword(node, "file", "bar_file()", spread),
+                          "progress bar shown on the main process only; the others draw it into their silenced "
+                          "standard output (bar_file()), so that it still counts: the program reads what it has "
+                          "counted, and a disabled bar counts nothing")
             edits.add_import("ddpify_runtime", "bar_file")
+            bars.append(call)
             continue
-        edits.replace(call, _disable_bar, "progress bar shown on the main process only")
+        if not _disable_bar(facts, edits, call, disable, combined):
+            continue
+        bars.append(call)
         writes[call] = "tqdm"
         for stmt in _drawing_on_bar(facts, call):
             if not _already_guarded(facts, stmt, writes):
@@ -521,18 +527,28 @@ def _tolerates_existing(facts: Facts, call: cst.Call) -> bool:
     `exist_ok=` given (by keyword, or third positional: `os.makedirs(d, mode, exist_ok)`,
     `path.mkdir(mode, parents, exist_ok)`) and not the literal False, nor a name set to False or to
     a test (`exist_ok = run_id == ''`, pytorch-template's: False for a run named by the time)?"""
-    arg = mt.keyword(call, "exist_ok") or mt.positional(call, 2)
-    if arg is None or mt.is_name(arg.value, "False"):
+    arg = mt.positional(call, 2)
+    given = [arg.value] if arg is not None else facts.keyword_given(call, "exist_ok").values
+    return bool(given) and all(_not_false(facts, call, value) for value in given)
+
+
+def _not_false(facts: Facts, call: cst.Call, value: cst.BaseExpression) -> bool:
+    if mt.is_name(value, "False"):
         return False
-    ref = facts.ref(arg.value, facts.statement(call)) if isinstance(arg.value, cst.Name) else None
+    ref = facts.ref(value, facts.statement(call)) if isinstance(value, cst.Name) else None
     return not any(mt.is_name(value, "False") or isinstance(value, (cst.Comparison, cst.UnaryOperation))
                    for _, value, _ in (facts.writes(ref) if ref is not None else []))
 
 
-def _exist_ok(node: cst.Call) -> cst.Call:
+def _exist_ok(node: cst.Call, spread: bool = False) -> cst.Call:
+    """`exist_ok=True`, in place of a given one (by keyword or third positional); into the `**`
+    mapping the call unpacks where that may pass one too (`build.add_keyword`, `override`):
+    `os.makedirs(d, **opts)` -> `os.makedirs(d, **{**opts, "exist_ok": True})`."""
     comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     given = mt.keyword(node, "exist_ok") or mt.positional(node, 2)  # by keyword or third positional
     kept = [a for a in node.args if a is not given]
+    if spread:
+        return build.add_keyword(node.with_changes(args=kept), "exist_ok", "True", spread=True, override=True)
     args = [*kept[:-1], kept[-1].with_changes(comma=comma)] if kept else []
     return node.with_changes(args=[*args, cst.Arg(cst.Name("True"), keyword=cst.Name("exist_ok"),
                                                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
@@ -1713,8 +1729,41 @@ def _drawing_on_bar(facts: Facts, bar: cst.Call) -> list[cst.CSTNode]:
     return found
 
 
-def _disable_bar(node: cst.Call) -> cst.Call:
-    return build.append_arg(node, build.keyword("disable", f"not {GUARD}"))
+def _disable_bar(facts: Facts, edits: Edits, bar: cst.Call, disable: Given, combined: set[cst.CSTNode]) -> bool:
+    """Show the bar `bar` makes on the main process only; True where it is edited. A bar the program
+    passes no `disable` gets `disable=not is_main_process()`; a `disable` it passes is kept and
+    combined with it where it is written, in the call or in the mapping the call unpacks (`disable`
+    given twice was a TypeError on every process: disentangling-vae's trainer, 25c; decision 0206):
+
+        kwargs = dict(leave=False, disable=not self.is_progress_bar)
+        with trange(len(data_loader), **kwargs) as t:
+    ->
+        kwargs = dict(leave=False, disable=not self.is_progress_bar or not is_main_process())
+        with trange(len(data_loader), **kwargs) as t:
+
+    (a value the program writes out is edited where it is written: the least surprising place, the
+    one a reader looks at). A `**` mapping whose keys are not all known may pass one too: the call
+    then unpacks `{"disable": not is_main_process(), **opts}` in its place, a default its own entry
+    replaces (`build.add_keyword`): no second `disable`, and the program's wins where it has one.
+    Left as they are: a bar the program disables everywhere (`disable=True`), or by its own rank
+    test (`disable=rank != 0`)."""
+    told = [v for v in disable.values if not mt.is_literal_true(v) and not is_rank_test(facts, v)]
+    if disable.values and not told and disable.known:
+        return False
+    for value in told:
+        if value not in combined:
+            combined.add(value)
+            edits.replace(value, lambda node: build.either(node, f"not {GUARD}"),
+                          "progress bar shown on the main process only: the program's `disable` and not "
+                          "is_main_process()")
+    if not disable.known:
+        edits.replace(bar, lambda node: build.add_keyword(node, "disable", f"not {GUARD}", spread=True),
+                      "progress bar shown on the main process only, unless the mapping it unpacks says otherwise "
+                      "(its keys are not known here)")
+    elif not disable.values:
+        edits.replace(bar, lambda node: build.add_keyword(node, "disable", f"not {GUARD}"),
+                      "progress bar shown on the main process only")
+    return True
 
 
 # what a bar has counted: a disabled bar's `update()` returns before it counts, so `pbar.n` stays at its start
@@ -1738,6 +1787,3 @@ def _holds(facts: Facts, expr: cst.BaseExpression, made: cst.Call, depth: int = 
     return ref is not None and depth > 0 and any(_holds(facts, s, made, depth - 1) for s in facts.sources(ref))
 
 
-def _bar_to_file(node: cst.Call) -> cst.Call:
-    """`tqdm(total=n)` -> `tqdm(total=n, file=bar_file())`: shown by the main process, counting on all."""
-    return build.append_arg(node, build.keyword("file", "bar_file()"))

@@ -127,6 +127,14 @@ def _collect(facts: "Facts", module: cst.Module) -> None:
             stack += [(child, node) for child in reversed(children)]
 
 
+class Given(NamedTuple):
+    """What a call passes as one keyword (`Facts.keyword_given`)."""
+
+    values: list[cst.BaseExpression]  # the values written for it: in the call, or in a mapping it unpacks
+    spread: bool  # a `**` mapping passes it, or may: the same keyword added beside it may be given twice
+    known: bool  # every value it may have is among `values` (False: a mapping whose keys are not all known)
+
+
 _UNSET = object()  # not asked yet
 _END = object()  # marks, on the walk's stack, the point where a node's span ends
 
@@ -1673,6 +1681,38 @@ class Facts:
                 found |= keys
         return found
 
+    def keyword_given(self, call: cst.Call, name: str) -> Given:
+        """What `call` passes as its keyword `name`: the one question of every rewrite that adds a
+        keyword to a call (then `build.add_keyword`). The value written in the call (`disable=...`),
+        else the entries `name` of the mappings its `**` arguments unpack where they are written out
+        (a dict written out or `dict(...)`, their `.update(...)`s: `unpacked_entries`; their item
+        stores, `opts["name"] = ...`), and whether a mapping whose keys are not all known
+        (`unpacked_keys` None: a parameter no call fills with one, a call's result) may pass it too.
+        disentangling-vae's trainer (25c; decision 0206):
+
+            kwargs = dict(desc="Epoch {}".format(epoch + 1), leave=False, disable=not self.is_progress_bar)
+            with trange(len(data_loader), **kwargs) as t:
+
+        passes `disable` through `**kwargs` (values: `not self.is_progress_bar`, spread, known): a
+        `disable=` added beside it was a TypeError on every process ("got multiple values for keyword
+        argument 'disable'")."""
+        arg = mt.keyword(call, name)
+        if arg is not None:
+            return Given([arg.value], spread=False, known=True)
+        if not mt.has_double_star(call):
+            return Given([], spread=False, known=True)
+        keys = self.unpacked_keys(call)
+        values = self.unpacked_entries(call, name)
+        spread = {ref for arg in call.args if arg.star == "**" and dotted(arg.value)
+                  and (ref := self.ref(arg.value)) is not None}
+        for target, value, stmt in self.assigns if spread else ():  # `opts["disable"] = not verbose`
+            index = target.slice[0].slice if isinstance(target, cst.Subscript) and len(target.slice) == 1 else None
+            if isinstance(index, cst.Index) and mt.string_value(index.value) == name and \
+                    not isinstance(stmt, cst.AugAssign) and dotted(target.value) and self.ref(target.value) in spread:
+                values.append(value)
+        known = keys is not None and (name not in keys or bool(values))
+        return Given(values, spread=keys is None or name in keys, known=known)
+
     def _mapping_keys(self, expr: cst.BaseExpression, depth: int) -> set[str] | None:
         if isinstance(expr, cst.Dict):
             keys = [mt.string_value(e.key) if isinstance(e, cst.DictElement) else None for e in expr.elements]
@@ -1686,7 +1726,10 @@ class Facts:
                 found |= more
             return found
         ref = self.ref(expr) if depth and isinstance(expr, (cst.Name, cst.Attribute)) else None
-        sources = self.sources(ref) if ref is not None else []
+        stored = [(target, value) for target, value, _ in self.assigns if ref is not None and  # `kw["sampler"] = s`
+                  isinstance(target, cst.Subscript) and dotted(target.value) == ref.name and self.ref(target.value) == ref]
+        items = {id(value) for _, value in stored}  # (what the items hold, not the mapping)
+        sources = [s for s in self.sources(ref) if id(s) not in items] if ref is not None else []
         if ref is None or not sources or any(isinstance(stmt, cst.AugAssign) for _, _, stmt in self.writes(ref)):
             return None
         found = set()
@@ -1694,12 +1737,11 @@ class Facts:
             if more is None:
                 return None
             found |= more
-        for target, _, _ in self.assigns:  # `train_kwargs["sampler"] = sampler`
-            if isinstance(target, cst.Subscript) and dotted(target.value) == ref.name and self.ref(target.value) == ref:
-                key = mt.string_value(target.slice[0].slice.value) if isinstance(target.slice[0].slice, cst.Index) else None
-                if key is None:
-                    return None
-                found.add(key)
+        for target, _ in stored:
+            key = mt.string_value(target.slice[0].slice.value) if isinstance(target.slice[0].slice, cst.Index) else None
+            if key is None:
+                return None
+            found.add(key)
         for method, call in self.filled(ref):
             if method != "update":
                 return None

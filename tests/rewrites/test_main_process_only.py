@@ -3535,3 +3535,97 @@ def test_a_logger_that_replaces_sys_stdout_is_the_main_processs_and_the_console_
     code = rewritten(NAME, STDOUT_TEED).code
     assert "sys.stdout = Logger('runs/log.txt') if is_main_process() else sys.stdout\n" in code
     assert "log = Logger('runs/other.txt') if is_main_process() else None\n" in code
+
+
+SPREAD_BARS = """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm, trange
+
+
+def options():
+    return {"leave": False}
+
+
+def train_epoch(model, opt, loader, epoch, verbose):
+    kwargs = dict(desc="Epoch {}".format(epoch + 1), leave=False,
+                  disable=not verbose)
+    with trange(len(loader), **kwargs) as t:
+        for x, y in loader:
+            opt.zero_grad()
+            ((model(x) - y) ** 2).mean().backward()
+            opt.step()
+            t.update()
+    for x, y in tqdm(loader, **options()):
+        pass
+    for x, y in tqdm(loader, leave=False, disable=not verbose):
+        pass
+    shown = dict(desc="eval")
+    for x, y in tqdm(loader, **shown):
+        pass
+    for x, y in tqdm(loader, disable=True):
+        pass
+    for x, y in tqdm(loader, disable=int(os.environ.get("RANK", 0)) != 0):
+        pass
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    train_epoch(model, opt, loader, epoch, True)
+"""
+
+
+def test_a_bar_given_disable_through_a_mapping_combines_it_where_it_is_written():
+    """disentangling-vae's trainer (25c; decision 0206): `kwargs = dict(..., disable=not
+    self.is_progress_bar)`, then `trange(len(data_loader), **kwargs)`; `disable=not
+    is_main_process()` added beside `**kwargs` was a TypeError on every process, plain python too
+    ("got multiple values for keyword argument 'disable'"). The program's `disable` is combined
+    with the main-process test where it is written (in the dict, or in the call); a mapping whose
+    keys are not known gets the test as a default its own entry replaces; near misses: a mapping
+    known to lack `disable` (appended as before), a bar disabled everywhere or by the program's own
+    rank test (left)."""
+    out = only(NAME, SPREAD_BARS)
+    assert "                  disable=not verbose or not is_main_process())\n" \
+           "    with trange(len(loader), **kwargs) as t:\n" in out
+    assert 'tqdm(loader, **{"disable": not is_main_process(), **options()})' in out
+    assert "tqdm(loader, leave=False, disable=not verbose or not is_main_process())" in out
+    assert "tqdm(loader, **shown, disable=not is_main_process())" in out
+    assert "tqdm(loader, disable=True):" in out
+    assert 'tqdm(loader, disable=int(os.environ.get("RANK", 0)) != 0):' in out
+    assert out.count("disable") == 6
+
+
+def test_the_bars_given_disable_through_a_mapping_run(monkeypatch, capsys):
+    """The converted bars of SPREAD_BARS run (one process, plain python): no keyword given twice."""
+    code = only(NAME, SPREAD_BARS)
+    exec(compile(code, "converted.py", "exec"), {"__name__": "converted"})
+    assert "got multiple values" not in capsys.readouterr().err
+
+
+def test_a_counted_bar_given_a_mapping_of_unknown_keys_gets_its_file_as_a_default():
+    """COUNTED_BAR's bar made with `**opts` of keys not known: `file=` beside it may be given
+    twice; it goes into the mapping, a default its own entry replaces."""
+    out = only(NAME, COUNTED_BAR.replace("pbar = tqdm(total=2 * len(loader))",
+                                         "pbar = tqdm(total=2 * len(loader), **bar_options())").replace(
+        "from tqdm import tqdm\n", "from tqdm import tqdm\n\n\ndef bar_options():\n    return {}\n"))
+    assert 'pbar = tqdm(total=2 * len(loader), **{"file": bar_file(), **bar_options()})' in out
+
+
+def test_a_folder_made_with_a_mapping_tolerates_an_existing_one_in_it():
+    """`os.makedirs(path, **opts)` under `if not os.path.exists(path)`: `exist_ok=True` beside a
+    mapping that holds `exist_ok` (False here) is given twice; it replaces the mapping's entry. Near
+    miss: a mapping holding `exist_ok=True` already tolerates the folder (left)."""
+    source = SCRIPT.instead_of("loop").around("""\
+import os
+opts = {"exist_ok": False}
+if not os.path.exists("runs"):
+    os.makedirs("runs", **opts)
+""")
+    out = only(NAME, source)
+    assert 'os.makedirs("runs", **{**opts, "exist_ok": True})' in out
+    tolerant = only(NAME, source.replace('{"exist_ok": False}', '{"exist_ok": True}'))
+    assert 'os.makedirs("runs", **opts)' in tolerant
+
