@@ -68,6 +68,7 @@ FILE_WRITES = {
     "torch.save": 1, "torch.jit.save": 1, "safetensors.torch.save_file": 1, "json.dump": 1, "pickle.dump": 1, "joblib.dump": 1,
     "numpy.save": 0, "numpy.savez": 0, "numpy.savez_compressed": 0, "numpy.savetxt": 0,
     "shutil.copyfile": 1, "shutil.copy": 1, "shutil.copy2": 1, "shutil.copytree": 1, "shutil.move": 1,
+    "shutil.make_archive": 0,  # (the archive: its name and the format's suffix)
     "torchvision.utils.save_image": 1, "matplotlib.pyplot.savefig": 0,
     # image writers: the path first
     "imageio.imwrite": 0, "imageio.imsave": 0, "imageio.mimwrite": 0, "imageio.mimsave": 0,

@@ -3629,3 +3629,29 @@ if not os.path.exists("runs"):
     tolerant = only(NAME, source.replace('{"exist_ok": False}', '{"exist_ok": True}'))
     assert 'os.makedirs("runs", **opts)' in tolerant
 
+
+def test_an_archive_made_of_a_folder_is_made_on_the_main_process_only():
+    """disentangling-vae's `create_safe_directory` (25c; decision 0206): an existing results folder
+    is archived by `shutil.make_archive(directory, 'zip', directory)`, then removed and made again.
+    The removal and the making ran on the main process only, the archive on every process: each
+    wrote the same zip, one of them while the main process removed the folder it was reading. Near
+    miss: the test and the logger's warning around them still run on every process."""
+    out = only(NAME, SCRIPT.instead_of("loop").around("""\
+import os
+import shutil
+
+
+def create_safe_directory(directory, logger=None):
+    if os.path.exists(directory):
+        if logger is not None:
+            logger.warning("archiving")
+        shutil.make_archive(directory, "zip", directory)
+        shutil.rmtree(directory)
+    os.makedirs(directory)
+
+
+create_safe_directory("results")
+"""))
+    assert "    if os.path.exists(directory):\n        if logger is not None:\n            logger.warning(" \
+           "\"archiving\")\n        if is_main_process():\n            shutil.make_archive(directory, \"zip\", " \
+           "directory)\n            shutil.rmtree(directory)\n" in out
