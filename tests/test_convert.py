@@ -87,6 +87,20 @@ def test_training_behind_an_unread_star_import_is_a_warning_not_a_silent_note(tm
     assert [(c.kind, c.line) for c in program.modules["model.py"].changes] == [(WARNING, 1)]
 
 
+@pytest.mark.parametrize("imported, warned", [('"statistics"', False), ('"os.path"', False), ('"torchvision"', False),
+                                               ('"mymodels"', True), ("name", True)])
+def test_a_module_imported_by_a_name_written_out_of_the_standard_library_loads_no_training_code(
+        imported, warned, tmp_path):
+    """25c's VAE (decision 0206): `__import__("statistics").NormalDist(mean, std).inv_cdf(p)` was
+    warned of as code loaded by name that ddpify does not follow; a module of the standard library
+    or of a package that runs no training loop is none. Near misses: a module of no such package,
+    a name not written out (warned, as before)."""
+    entry = tmp_path / "train.py"
+    entry.write_text(script() + f"name = 'x'\nmodule = __import__({imported})\n")
+    changes = convert_program(load(entry, entry.read_bytes())).changes
+    assert any("loads code by name" in c.message for c in changes) is warned
+
+
 def test_only_and_skip_select_rewrites():
     only, _ = run(script(), only=frozenset({"wrap-model"}))
     assert "DistributedDataParallel(model" in only and "init_distributed_mode" not in only

@@ -191,8 +191,18 @@ def loads_unread(facts: Facts, program: Program, call: cst.Call) -> bool:
     program read every module it may load (`Program.by_name`), nor a module of a package that runs no
     training loop of the program's, named as written (`importlib.import_module('torch.optim')`, whose
     optimizer a base trainer then picks by a configured name: an import, `Facts.module_named`)."""
-    named = facts.module_named(call)
+    named = facts.module_named(call) or _imported_as_written(facts, call)
     return call not in program.by_name and (named is None or named.split(".")[0] not in PASSIVE)
+
+
+def _imported_as_written(facts: Facts, call: cst.Call) -> str | None:
+    """The module `__import__("statistics")` (or `importlib.__import__`) imports, its name written
+    out: the standard library's or a passive package's loads no training code (25c's VAE, whose
+    `__import__("statistics").NormalDist(...)` was warned of as code loaded by name; decision 0206)."""
+    named = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
+    module = mt.string_value(named) if named is not None and \
+        (facts.qualify(call.func) or dotted(call.func)) in ("__import__", "importlib.__import__") else None
+    return module if module and not module.startswith(".") else None
 
 
 def loaded_by_name(facts: Facts, program: Program, call: cst.Call) -> str:
