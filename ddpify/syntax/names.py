@@ -30,8 +30,10 @@ CANONICAL = {
     "torch.utils.data.distributed.DistributedSampler": "torch.utils.data.DistributedSampler",
     "torch.utils.tensorboard.writer.SummaryWriter": "torch.utils.tensorboard.SummaryWriter",
     "tensorboardX.writer.SummaryWriter": "tensorboardX.SummaryWriter",
-    "tqdm.auto.tqdm": "tqdm.tqdm",
-    "tqdm.notebook.tqdm": "tqdm.tqdm",
+    # tqdm's other front ends: the same bar (`disable=`, `file=`), drawn otherwise (`from tqdm.rich import
+    # tqdm`: 25a's midigpt trainer, whose bar was drawn on every process; decision 0206)
+    **{f"tqdm.{front}.{bar}": f"tqdm.{bar}" for front in ("auto", "autonotebook", "notebook", "rich", "std", "asyncio",
+                                                          "gui", "tk") for bar in ("tqdm", "trange")},
 }
 
 

@@ -3655,3 +3655,26 @@ create_safe_directory("results")
     assert "    if os.path.exists(directory):\n        if logger is not None:\n            logger.warning(" \
            "\"archiving\")\n        if is_main_process():\n            shutil.make_archive(directory, \"zip\", " \
            "directory)\n            shutil.rmtree(directory)\n" in out
+
+
+@pytest.mark.parametrize("imported, made", [
+    ("from tqdm.rich import tqdm", "tqdm(total=4)"), ("from tqdm.auto import trange", "trange(4)"),
+    ("from tqdm.std import tqdm", "tqdm(total=4)"), ("import tqdm.notebook", "tqdm.notebook.tqdm(total=4)"),
+    ("from tqdm import tqdm", "tqdm(total=4)")])
+def test_a_bar_of_any_of_tqdms_front_ends_is_shown_on_the_main_process_only(imported, made):
+    """midigpt's trainer (25a; decision 0206): `from tqdm.rich import tqdm`, then `with tqdm(total=...)
+    as progress_bar:` around the epochs: the bar was drawn on every process, tqdm's own module
+    alone being known (and `tqdm.auto`'s and `tqdm.notebook`'s `tqdm`, not their `trange`). The
+    front ends take the same `disable=`. Near miss: the plain `tqdm` as before."""
+    out = only(NAME, SCRIPT.instead_of("loop").around(f"""\\
+{imported}
+
+bar = {made}
+for epoch in range(2):
+    for x, y in train_loader:
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        opt.step()
+        bar.update(1)
+"""))
+    assert f"bar = {made[:-1]}, disable=not is_main_process())" in out
