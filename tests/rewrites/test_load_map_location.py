@@ -40,6 +40,25 @@ state = torch.load("s.pt", **load_args)
 load_args = dict(weights_only=True)
 state = torch.load("s.pt", **load_args, map_location=local_device())
 """, "a_mapping_known_to_lack_map_location_gets_it_beside", scaffold=TRAINS.before("loop")),
+    # decision 0206 (25b's cyclegan): None given loads where the file was saved, GPU 0 on every process
+    pair("""\
+def load_checkpoint(ckpt_path, map_location=None):
+    return torch.load(ckpt_path, map_location=map_location)
+state = load_checkpoint("s.pt")
+""", """\
+from ddpify_runtime import local_device
+
+def load_checkpoint(ckpt_path, map_location=None):
+    return torch.load(ckpt_path, map_location=map_location if map_location is not None else local_device())
+state = load_checkpoint("s.pt")
+""", "a_map_location_that_may_be_none_maps_to_the_local_device_when_it_is", scaffold=TRAINS.before("loop")),
+    pair("""\
+state = torch.load("s.pt", None)
+""", """\
+from ddpify_runtime import local_device
+
+state = torch.load("s.pt", local_device())
+""", "a_map_location_of_none_maps_to_the_local_device", scaffold=TRAINS.before("loop")),
 ]
 
 UNCHANGED = [
@@ -85,6 +104,22 @@ for epoch in range(2):
         ((model(x) - y) ** 2).mean().backward()
         opt.step()
 """, id="a_map_location_in_a_mapping_the_call_unpacks_is_kept"),
+    # near miss: a parameter's default that is a device, not None: kept
+    pytest.param("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+def load_checkpoint(ckpt_path, map_location="cpu"):
+    return torch.load(ckpt_path, map_location=map_location)
+state = load_checkpoint("s.pt")
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+""", id="a_parameter_whose_default_is_a_device_is_kept"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
