@@ -228,6 +228,15 @@ CONTEXTS = {
         + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "datasets['train']"),
         "import os\nfrom filelock import FileLock\nfrom torchvision import datasets\n" + IMPORTS + "{example}\n"
         + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "train_set"),
+        "import os\nimport tarfile\nimport urllib.request\nfrom torch.utils.data import Dataset\n" + IMPORTS
+        + "class Chairs(Dataset):\n    def __init__(self, root):\n        self.root = root\n{example:8}\n"
+          "        self.items = sorted(os.listdir(root))\n"
+          "    def download(self):\n        urllib.request.urlretrieve('http://example.com/c.tar', 'c.tar')\n"
+          "        tar = tarfile.open('c.tar')\n        tar.extractall(self.root)\n        tar.close()\n"
+          "    def __len__(self):\n        return len(self.items)\n"
+          "    def __getitem__(self, i):\n        return torch.randn(2), torch.randn(1)\n"
+          "def get_dataset(name):\n    return eval(name)\n"
+        + TRAIN.replace("TensorDataset(torch.randn(8, 2), torch.randn(8, 1))", "get_dataset('Chairs')('data')"),
         "from torchvision import datasets\n" + IMPORTS + MODEL + "\n\ndef fit(model, ds):\n"
         + textwrap.indent(EPOCHS.replace("in loader", "in DataLoader(ds, batch_size=4, shuffle=True)"), "    ")
         + "{example}\n"],

@@ -48,6 +48,17 @@ others while holding the lock they wait for (Ray's tutorials download under one)
         with FileLock(os.path.expanduser("~/data.lock")):
             train_set = datasets.FashionMNIST("~/data", train=True, download=True)
 
+A fetch under a test that asks whether its files exist, which each process answers on its own
+(some may not run it), runs under the block with its test, where the `if` leaves nothing but files
+behind (`_file_tested`): the others then ask, find the files in place and skip it.
+
+    if not os.path.isdir(root):
+        self.download()
+->
+    with main_process_first():
+        if not os.path.isdir(root):
+            self.download()
+
 A data set built as an argument of a statement that also trains (`fit(model, DataModule("data"))`)
 is built on a line of its own first, its value handed on by a name: the whole statement in the
 block would train on the first process while the others wait at its barrier:
@@ -66,7 +77,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import writes
-from ddpify.analysis.same_values import same_everywhere
+from ddpify.analysis.ranks import FILE_TESTS
+from ddpify.analysis.same_values import ranks, same_everywhere
 from ddpify.syntax import matchers as mt
 
 if TYPE_CHECKING:
@@ -101,6 +113,16 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             continue
         if isinstance(stmt, cst.SimpleStatementLine) and facts.trains(stmt):
             _build_apart(facts, edits, call, stmt, write, built)
+            continue
+        tested = _file_tested(facts, stmt) if write is not None and not _reached_alike(facts, stmt) else None
+        if tested is not None and write is not None:  # the whole `if` first, its test asked again by the others
+            if tested not in enclosed:
+                enclosed.add(tested)
+                edits.enclose(tested, "with main_process_first():")
+                edits.record(tested, f"run by each node's first process before the others, test and all: they then "
+                             f"find the files in place and skip it (it {'builds a data set that ' if built else ''}"
+                             f"fetches data and writes: `{facts.code(write)}`)")
+                edits.add_import("ddpify_runtime", "main_process_first")
             continue
         enclosed.add(stmt)
         if write is not None and not _reached_alike(facts, stmt):
@@ -181,6 +203,88 @@ def _free_name(facts: Facts, call: cst.Call) -> str:
         number += 1
         name = f"{base}_{number}"
     return name
+
+
+def _file_tested(facts: Facts, stmt: cst.CSTNode) -> cst.If | None:
+    """The outermost `if` around `stmt` (a preparation some processes may not run) whose test may
+    differ between processes only by asking whether files exist (`if not os.path.isdir(root):`, each
+    test `and`-ed with values the same everywhere: `if download and not os.path.isdir(d):`), where
+    every process reaches that `if`, nothing in it trains or runs a collective: under `with
+    main_process_first():` whole, the first process of each node fetches, the others then ask and
+    find the files in place. disentangling-vae's `Chairs.__init__` (25c; decision 0206):
+
+        if not os.path.isdir(root):
+            self.download()
+    ->
+        with main_process_first():
+            if not os.path.isdir(root):
+                self.download()
+
+    (before: a TODO saying to do so). None where any other test may differ on the way."""
+    found = None
+    for anc in facts.ancestors(stmt):
+        if isinstance(anc, (cst.FunctionDef, cst.Module)):
+            break
+        if isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
+            if not all(same_everywhere(facts, part) or _asks_files(facts, part) for part in _conjuncts(anc.test)):
+                return None
+            found = anc
+    if found is None or not _reached_alike(facts, found) or facts.trains(found) or \
+            writes.lock_around(facts, found) is not None or not _files_only(facts, found) or \
+            any(ranks(facts).is_collective(call) for call in facts.calls_in(found)):
+        return None
+    return found
+
+
+def _files_only(facts: Facts, block: cst.CSTNode, depth: int = 3) -> bool:
+    """Does `block` leave nothing but files behind: it binds no name, attribute or item (nor do the
+    functions of the program it calls, `depth` calls deep, bind an attribute, an item or a global)?
+    A process that skips it, finding the files in place, then holds what one that ran it holds;
+    `if not os.path.exists(p): datasets[split] = Prepared(p)` binds what the others would lack."""
+    if any(facts.is_inside(stmt, block) for _, _, stmt in facts.assigns) or facts.findall(block, cst.AsName):
+        return False
+    fetches = [c for c in facts.calls_in(block) if writes.prepared_by(facts, c) is not None]
+    if any(_writes(facts, c) for c in facts.calls_in(block)
+           if c not in fetches and not any(facts.is_inside(c, f) for f in fetches)):
+        return False  # (a write of its own, which main-process-only may guard and follow by a barrier)
+    seen: set[cst.FunctionDef] = set()
+    todo = [(f, depth) for call in facts.calls_in(block) for f in facts.user_functions(call)]
+    while todo:
+        func, left = todo.pop()
+        if func in seen:
+            continue
+        seen.add(func)
+        if facts.findall(func, (cst.Global, cst.Nonlocal)) or any(
+                isinstance(target, (cst.Attribute, cst.Subscript)) for target, _, _ in facts.writes_in(func)):
+            return False
+        if left > 1:
+            todo += [(f, left - 1) for call in facts.calls_in(func) for f in facts.user_functions(call)]
+    return True
+
+
+# what writes or removes files and folders beside a fetch (main-process-only's to guard)
+FILE_OPS = frozenset({"os.makedirs", "os.mkdir", "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs",
+                      "os.rename", "os.replace"})
+
+
+def _writes(facts: Facts, call: cst.Call) -> bool:
+    return writes.file_write(facts, call) is not None or mt.opens_for_writing(call) or \
+        writes.link(facts, call) is not None or facts.qualify(call.func) in FILE_OPS or \
+        mt.is_method_call(call, "mkdir") or any(writes.writes_files(facts, f) for f in facts.user_functions(call))
+
+
+def _conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And) and not test.lpar:
+        return [*_conjuncts(test.left), *_conjuncts(test.right)]
+    return [test]
+
+
+def _asks_files(facts: Facts, test: cst.BaseExpression) -> bool:
+    """`os.path.isdir(root)`, `not path.exists()`: does the file system answer it alone?"""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    return isinstance(test, cst.Call) and (facts.qualify(test.func) in FILE_TESTS or not test.args and
+                                           mt.is_method_call(test, "exists", "is_file", "is_dir"))
 
 
 def _reached_alike(facts: Facts, stmt: cst.CSTNode) -> bool:
