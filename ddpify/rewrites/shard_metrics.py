@@ -129,6 +129,7 @@ from ddpify.analysis.meters import adds_to_self, made_afresh, on_owner, only_add
 from ddpify.analysis.loaders import drawn_from, loaders_of, shared_helper_callers, zipped_loaders
 from ddpify.syntax.codegen import code_for_node
 from ddpify.syntax import matchers as mt
+from ddpify.syntax.facts import param_names
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -590,10 +591,27 @@ def _made_to_evaluate(facts: Facts, arg: cst.BaseExpression, found: list[cst.Cal
     make evaluation loaders (`dv_set = prep_dataloader(path, 'dev', ...)`,
     `analysis.loaders.shared_helper_callers`)? shard-data shards that helper's loader at its
     training callers only: these stay whole."""
-    ref = facts.ref(arg) if isinstance(arg, cst.Name) else None
-    writes = facts.writes(ref) if ref is not None else []
     evaluating = {id(site) for c in found if (callers := shared_helper_callers(facts, c)) is not None for site in callers[1]}
-    return bool(writes) and all(id(value) in evaluating for _, value, _ in writes)
+    return _bound_by(facts, arg, evaluating)
+
+
+def _bound_by(facts: Facts, expr: cst.BaseExpression, calls: set[int], depth: int = 3) -> bool:
+    """Is the name `expr` bound only by the calls `calls` (their ids), or, a parameter, handed only
+    names so bound by every call of its function, `depth` hand-offs up? disentangling-vae's
+    evaluator (25c; decision 0206): `test_loader = get_dataloaders(name, shuffle=False)` in main,
+    then `evaluator(test_loader)`, whose `__call__` hands it to `compute_metrics(dataloader)`; the
+    pass there was said to read a sharded training loader, the parameter being bound by no call."""
+    ref = facts.ref(expr) if isinstance(expr, cst.Name) else None
+    if ref is None:
+        return False
+    writes = facts.writes(ref)
+    if writes:
+        return all(id(value) in calls for _, value, _ in writes)
+    func = ref.scope
+    if depth == 0 or not isinstance(func, cst.FunctionDef) or ref.name not in param_names(func):
+        return False
+    passed = [facts.argument_for(site, func, ref.name) for site in facts.call_sites(func)]
+    return bool(passed) and all(a is not None and _bound_by(facts, a, calls, depth - 1) for a in passed)
 
 
 def _counts(facts: Facts, loop: cst.For | cst.While, sums: set[str]) -> set[str]:

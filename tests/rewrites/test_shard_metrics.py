@@ -1515,3 +1515,33 @@ def test_a_loop_over_a_bar_bound_by_unpacking_draws_from_the_bars_loader(bound, 
     result = rewritten(NAME, UNPACKED_BAR.replace("BOUND", bound))
     assert f"    total_loss, total_num = sum_over_shards({drawn}, total_loss, total_num)\n" in result.code, result.code
     assert not any("cannot tell" in w for w in warnings(result.changes))
+
+
+def test_a_pass_over_an_evaluation_loader_handed_on_through_parameters_is_not_named():
+    """disentangling-vae's evaluator (25c; decision 0206): `test_loader = get_dataloaders(name,
+    shuffle=False)` (the helper that also makes the training loader), then `evaluator(test_loader)`,
+    whose method hands it on to a pass that trains nothing (`self.compute_metrics(data_loader)` ->
+    `for x, y in dataloader:`). The loader is handed on by parameters, not bound by the helper's call
+    where the pass reads it, and was warned of as "a sharded training loader": false, it is whole.
+    Near miss: the same chain handed the training loader stays named."""
+    from tests.support.snippets import rewritten
+    code = HELPER_LOADERS.replace("print(last(dv_set, model), predict(tt_set, model).shape)\n", "").replace(
+        "print(last(tr_set, model), predict(tr_set, model).shape)\n", """\
+class Evaluator:
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, data_loader):
+        return self.compute(data_loader)
+
+    def compute(self, dataloader):
+        return last(dataloader, self.model)
+
+
+print(Evaluator(model)(tt_set))
+""")
+    result = rewritten(NAME, code, also=frozenset({"shard-data"}))
+    assert not [c for c in result.changes if "a sharded training loader" in c.message]
+    near = rewritten(NAME, code.replace("Evaluator(model)(tt_set)", "Evaluator(model)(tr_set)"),
+                     also=frozenset({"shard-data"}))
+    assert [c for c in near.changes if "a sharded training loader" in c.message]
