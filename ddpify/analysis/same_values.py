@@ -876,6 +876,9 @@ class SameValues:
         if isinstance(node, cst.Call) and (f.qualify(node.func) in JOB_QUESTIONS or agreed(f, node)):
             return True  # `dist.get_world_size()`: one answer for the whole job; `trainer.strategy.broadcast(x)`
         if isinstance(node, cst.Call):
+            named = self._named_attribute(node, proving)
+            if named is not None:
+                return named  # `getattr(self, "start_step", 0)`: the attribute the literal names, or the default
             arguments = all(self._shared(a.value, proving) for a in node.args)
             if mt.is_call_of(node, "len") and len(node.args) == 1 and self._data(node.args[0].value):
                 return True  # `len(train_sampler)`: a distributed sampler gives every process as many
@@ -978,6 +981,32 @@ class SameValues:
             return True
         refs = {r for n in names_in(f, expr) if (r := f.ref(n)) is not None}
         return depth > 0 and any(self._reads_per_process(v, depth - 1) for r in refs for _, v, _ in f.writes(r))
+
+    def _named_attribute(self, call: cst.Call, proving: frozenset) -> bool | None:
+        """`getattr(self, "start_step", 0)` (`named_read`, a literal that is one attribute's name, of a
+        dotted object): the attribute it names, where the program assigns it (`self.start_step = 0`,
+        `self.start_step = int(ckpt["step"])` of the checkpoint every rank loads), or the default:
+        shared where the default and every value assigned to the attribute is, and no assignment is
+        made on some ranks only. None where the program never assigns it (the object's own, judged
+        by the object: `getattr(args, "fsdp", False)`).
+
+        Before, the call was judged by its arguments, and `self` is no value: a step counter started
+        from the attribute (`global_step = getattr(self, "start_step", 0)` ... `while global_step <
+        self.cfg.max_steps:`) was one that can differ by rank, and the loop's end a DDP005
+        (kjk1208/CatVTON71, set 26); `global_step = self.start_step` was not."""
+        f = self.facts
+        read = named_read(call)
+        if read is None or not read[1].isidentifier() or dotted(read[0]) is None:
+            return None
+        ref = f.ref(cst.Attribute(value=read[0], attr=cst.Name(read[1])), at=call)
+        writes = f.writes(ref) if ref is not None else []
+        if not writes:
+            return None
+        if ref in proving:
+            return True  # `self.step = getattr(self, "step", 0) + 1`: shared when every other write is
+        default = call.args[2].value if len(call.args) == 3 else None
+        return (default is None or self._shared(default, proving)) and all(
+            not self.ranks.on_some_ranks(stmt) and self._shared(value, proving | {ref}) for _, value, stmt in writes)
 
     def _kept_on_self(self, node: cst.Attribute, proving: frozenset) -> bool | None:
         """`self.x` that the program never assigns, read in a method of its class: a property of
