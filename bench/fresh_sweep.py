@@ -53,6 +53,9 @@ Verdicts (torchrun), each `ok`, `FAIL` or `n/a`:
   order changes from its 1st to its 2nd training pass (one a step follows) on rank 0, or its
   sampler's `epoch` does (where worker processes fetch, unseen; or where a sampler given a new
   epoch draws the same order by its generator's chance, as over 4 items); n/a with one pass;
+  asked only of the loaders the original drew at random where both runs made the same loaders
+  (`random_loaders`: a validation loader drawn in order whose loop steps an optimizer need not
+  reshuffle), of every training loader where they differ;
 - `params`: every optimizer's parameters are bitwise identical on both ranks after its 2nd
   step and at exit (the test probe's checksums); where the original stepped an optimizer
   twice, the converted program steps one twice on both ranks (a program that catches its own
@@ -439,6 +442,24 @@ def training_passes(probe: Probe, rank: int) -> set[tuple[int, int]]:
     return found
 
 
+def random_loaders(original: Probe, probe: Probe) -> set[int] | None:
+    """The loaders (probe numbers) the original drew at random and trained on, as the converted
+    program numbers them: where both made the same loaders in the same order (each `made`'s
+    innermost frame: its file's name and its function), the original's numbers; None where they
+    differ or are unseen (then every training loader is asked to reshuffle). A loader the original
+    drew in order (a validation loader whose loop calls `optimizer.step()` under `no_grad`: a
+    training loader by its steps) need not draw a new order at each pass; the seq2seq translator of
+    the twenty-sixth sweep's part B failed `reshuffled` on it (decision 0203)."""
+    def sites(run: Probe) -> list:
+        made = sorted((e for e in run.of("made") if e["rank"] == 0 and e["kind"] == "loader"), key=lambda e: e["number"])
+        return [(e["number"], os.path.basename(e["stack"][0][0]), e["stack"][0][2]) if e["stack"] else None for e in made]
+    before, after = sites(original), sites(probe)
+    if not before or before != after or None in before:
+        return None
+    return {e["loader"] for e in original.of("pass") if e.get("sampler") in RANDOM_SAMPLERS
+            and e["loader"] in training_loaders(original, 0)}
+
+
 def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python_rc: int) -> tuple[dict, dict]:
     """{verdict: ok | FAIL | n/a}, {verdict: [user stacks at the failing sites]}."""
     checks, sites = {}, defaultdict(list)
@@ -466,21 +487,23 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     # reshuffled: needed where the original drew a training loader at random
     random_before = any(e.get("sampler") in RANDOM_SAMPLERS for e in original.of("pass")
                         if e["loader"] in training_loaders(original, 0))
+    drawn_at_random = random_loaders(original, probe)
+    shuffled = sorted(train if drawn_at_random is None else train & drawn_at_random)
     stepped = training_passes(probe, 0)  # an evaluation over the training loader is no epoch of it
     orders = [[p.indices for p in passes.get((0, loader), []) if p.indices and (loader, p.number) in stepped]
-              for loader in sorted(train)]
+              for loader in shuffled]
     # the sampler's epoch at each pass a step follows: not an iterator made and dropped before the
     # training's own (tqdm.auto's `tqdm(loader)` calls `iter(loader)` when it is built), which draws
     # the epoch's order once more
     epochs = {loader: [e["epoch"] for e in sorted(probe.of("pass_epoch", 0), key=lambda e: e["number"] or 0)
-                       if e["loader"] == loader and (loader, e["number"]) in stepped] for loader in train}
-    if not random_before or not train:
+                       if e["loader"] == loader and (loader, e["number"]) in stepped] for loader in shuffled}
+    if not random_before or not shuffled:
         checks["reshuffled"] = "n/a"
     elif any(len(o) >= 2 for o in orders):
         # a sampler given a new epoch that draws the same order again did reshuffle: its generator repeats
         # it (a DistributedSampler over 4 items: torch.randperm(4) is one permutation under seeds 10 and 11)
         renumbered = {loader for loader, e in epochs.items() if len(e) >= 2 and None not in e[:2] and e[0] != e[1]}
-        same = [loader for loader, o in zip(sorted(train), orders) if len(o) >= 2 and o[0] == o[1]
+        same = [loader for loader, o in zip(shuffled, orders) if len(o) >= 2 and o[0] == o[1]
                 and loader not in renumbered]
         checks["reshuffled"] = "FAIL" if same else "ok"
         sites["reshuffled"] += [made.get(("loader", loader), []) for loader in same]

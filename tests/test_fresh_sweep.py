@@ -1670,3 +1670,43 @@ def test_the_stand_in_gym_cartpole_has_its_registered_reward_threshold_and_other
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
     assert out.split() == ["475.0", "195.0", "475.0", "None"]
+
+
+def _made_loaders(*sites):
+    return [dict(ev="made", rank=0, kind="loader", number=n, stack=[[path, line, "<module>"]])
+            for n, (path, line) in enumerate(sites, 1)]
+
+
+def _train_and_validate(first_orders, second_orders, made):
+    """Two ranks; loader 1 sharded (DistributedSampler), loader 2 a validation loader of one batch drawn
+    in order whose loop steps the optimizers (under no_grad): each pass of both followed by a step."""
+    events = list(made)
+    for rank in (0, 1):
+        for number in (1, 2):
+            events += [_pass(rank, 1, number, **DIST, sampler_rank=rank),
+                       _fetch(rank, 1, number, (first_orders if number == 1 else second_orders)[rank]),
+                       dict(ev="pass_epoch", rank=rank, loader=1, number=number, epoch=None), _step(rank),
+                       _pass(rank, 2, number, sampler="SequentialSampler"), _fetch(rank, 2, number, [0]), _step(rank)]
+    return _events(*events)
+
+
+ORIGINAL_TWO = _events(*_made_loaders(("/o/data.py", 153), ("/o/data.py", 154)),
+                       _pass(0, 1, 1, sampler="RandomSampler"), _fetch(0, 1, 1, [3, 1]), _step(0),
+                       _pass(0, 2, 1, sampler="SequentialSampler"), _fetch(0, 2, 1, [0]), _step(0))
+
+
+@pytest.mark.parametrize("second, made, verdict", [
+    ([[6, 3], [0, 7]], ("/c/out/data.py", "/c/out/data.py"), "ok"),   # the validation loader needs no new order
+    ([[8, 1], [7, 5]], ("/c/out/data.py", "/c/out/data.py"), "FAIL"),  # near miss: the training loader repeats its order
+    ([[6, 3], [0, 7]], ("/c/out/data.py", "/c/out/other.py"), "FAIL"),  # loaders made elsewhere: each asked, as before
+])
+def test_reshuffled_asks_a_new_order_only_of_the_loaders_the_original_drew_at_random(second, made, verdict):
+    """The twenty-sixth sweep's seq2seq translator (part B, decision 0203): its `evaluate()` calls both
+    optimizers' `step()` after each validation batch (under no_grad), so the validation loader, drawn in
+    order in the original and in the conversion, counted as a training loader, and its one batch, the
+    same at every pass, failed `reshuffled`, silently. Where the original and the conversion made the same
+    loaders (file and function of each `made`), only the original's random ones are asked."""
+    probe = _train_and_validate([[8, 1], [7, 5]], second,
+                                _made_loaders((made[0], 160), (made[1], 161)))
+    checks, _ = sweep.judge(probe, ORIGINAL_TWO, 0, {}, 0)
+    assert checks["sharded"] == "ok" and checks["reshuffled"] == verdict
