@@ -7,6 +7,15 @@ NumPy's: tuples). `ddpify check`'s DDP014 asks it of a `torch.load` without `map
     states = torch.load(p)
     torch.set_rng_state(states["torch"])            # a CPU tensor
     model.load_state_dict(torch.load(p))            # may hold CUDA tensors: asked no further
+
+And which loads read a pickled data set, not a checkpoint (`loaded_data_set`): what the load returns
+is only handed to a DataLoader as its data set and to samplers as their data source (and counted
+with `len`). The loader batches it on the CPU (its workers, `pin_memory`), so it holds no tensor
+kept on a GPU:
+
+    train_set = torch.load("final/train_dataset.pth")   # a Dataset object, pickled
+    sampler = DistributedSampler(train_set)
+    loader = DataLoader(train_set, sampler=sampler, pin_memory=True)
 """
 
 from __future__ import annotations
@@ -77,3 +86,50 @@ def _rng_item(facts: Facts, name: cst.Name) -> bool:
     arg = facts.parents.get(item) if isinstance(item, cst.Subscript) and item.value is name else None
     call = facts.parents.get(arg) if isinstance(arg, cst.Arg) else None
     return isinstance(call, cst.Call) and facts.qualify(call.func) in RNG_SETTERS
+
+
+# where a data set is read as one: the data set of a DataLoader, the data source of a sampler
+_DATA_SET_KEYWORDS = frozenset({"dataset", "data_source"})
+
+
+def loaded_data_set(facts: Facts, load: cst.Call) -> bool:
+    """Is what `load` reads a data set: handed directly to a DataLoader or a sampler as its data
+    (first argument, `dataset=`, `data_source=`), or bound to a name every read of which is that or
+    `len(name)`? A data set the loader batches is kept on the CPU, whatever it holds; a name also
+    read otherwise (`model.load_state_dict(state)`) may be a checkpoint."""
+    if _read_as_data(facts, load):
+        return True
+    target = _bound_to(facts, load)
+    if target is None:
+        return False
+    ref = facts.ref(target)
+    reads = [n for n in mt.findall(facts.scope(target), cst.Name) if n is not target and n.value == target.value
+             and facts.ref(n) == ref and not _is_store(facts, n)]
+    return bool(reads) and all(_read_as_data(facts, n) or _counted(facts, n) for n in reads)
+
+
+def _read_as_data(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Is `expr` the data set of a `torch.utils.data` DataLoader or the data source of one of its
+    samplers (`DistributedSampler(ds)`, `DataLoader(dataset=ds)`)?"""
+    arg = facts.parents.get(expr)
+    call = facts.parents.get(arg) if isinstance(arg, cst.Arg) and arg.value is expr else None
+    if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
+        return False
+    name = facts.qualify(call.func) or ""
+    if not (name == "torch.utils.data.DataLoader" or name.startswith("torch.utils.data.") and name.endswith("Sampler")):
+        return False
+    return arg.keyword.value in _DATA_SET_KEYWORDS if arg.keyword is not None else call.args[0] is arg
+
+
+def _counted(facts: Facts, name: cst.Name) -> bool:
+    """`len(name)`."""
+    arg = facts.parents.get(name)
+    call = facts.parents.get(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and mt.is_name(call.func, "len") and len(call.args) == 1
+
+
+def _is_store(facts: Facts, name: cst.Name) -> bool:
+    """A name bound here (an assignment's target), not read."""
+    parent = facts.parents.get(name)
+    return isinstance(parent, cst.AssignTarget) or isinstance(parent, (cst.AnnAssign, cst.AugAssign)) \
+        and parent.target is name

@@ -21,7 +21,7 @@ from ddpify.analysis.same_values import reads_saved_state
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis import writes
 from ddpify.analysis.models import WRAPPER
-from ddpify.analysis.states import holds_no_tensors
+from ddpify.analysis.states import holds_no_tensors, loaded_data_set
 from ddpify.analysis.objects import MODEL, OPTIMIZER, of as objects_of
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
 
@@ -1270,7 +1270,10 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     joined to the same file name, `os.path.join(tmp, "progress.pt")` saved and renamed into place,
     `os.path.join(folder, "progress.pt")` loaded), and not for a state that holds no
     tensors (`ddpify.analysis.states`): an LR scheduler's or a GradScaler's `load_state_dict`
-    (numbers), the random generators' states handed to their setters (CPU tensors); nor in a
+    (numbers), the random generators' states handed to their setters (CPU tensors); nor for a
+    pickled data set, a load only handed to a DataLoader as its data set and to samplers as their
+    data source (`train_set = torch.load("train_dataset.pth")`, then `DistributedSampler(train_set)`,
+    `DataLoader(train_set, ...)`: the loader batches it on the CPU); nor in a
     program whose processes each see one GPU, as it shows by wrapping on the device each starts on
     and never picking one (`device_ids=[torch.cuda.current_device()]`, no `set_device`: srun's
     `--gpus-per-task=1`), where `cuda:0` is every process's own.
@@ -1282,7 +1285,7 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
                 and not _per_rank_file(ctx, call) \
                 and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
                 and not _in_a_data_set(ctx, call) and not _own_cpu_cache(ctx, call) \
-                and not holds_no_tensors(ctx.facts, call):
+                and not holds_no_tensors(ctx.facts, call) and not loaded_data_set(ctx.facts, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
     for call in _library_loads_unmapped(ctx):
