@@ -449,7 +449,8 @@ def library_stream(facts: Facts, call: cst.Call) -> str | None:
     refuses any sampler: STREAM, a stream every process reads whole (`load_dataset(..., streaming=True)`,
     `ds.to_iterable_dataset()`, a datapipe: `IterableWrapper(items).map(f)`), which `shard_loader`
     splits in turn as it does the program's own; SPLITS, a datapipe with a `sharding_filter()`, which
-    torch's DataLoader splits between the processes itself; NAMED, a stream that splits itself by
+    torch's DataLoader splits between the processes itself (also a datapipe of the program's own
+    class, `class Sentence(IterDataPipe)`, with such a filter in the pipes it builds or is built over); NAMED, a stream that splits itself by
     node only where it is told how (a webdataset pipeline: newer versions refuse several processes
     without a `nodesplitter`; `split_dataset_by_node(ds, rank=..., world_size=...)`), left whole with
     a TODO. None for anything else (a map-style dataset, one ddpify does not see made)."""
@@ -473,6 +474,9 @@ def _stream_chain(facts: Facts, expr: cst.BaseExpression, depth: int) -> set[str
     "nodesplitter" for a keyword given)."""
     found: set[str] = set()
     while isinstance(expr, cst.Call) and depth > 0:
+        own = _own_datapipe(facts, expr)
+        if own is not None:
+            return found | _datapipe_marks(facts, expr, own, depth)
         qualified = facts.qualify(expr.func) or ""
         method = expr.func.attr.value if isinstance(expr.func, cst.Attribute) else None
         if qualified == "datasets.load_dataset":
@@ -497,6 +501,48 @@ def _stream_chain(facts: Facts, expr: cst.BaseExpression, depth: int) -> set[str
             for origin in facts.origins(expr) if facts.ref(expr) is not None else ():
                 found |= _stream_chain(facts, origin, depth - 1)
             break
+    return found
+
+
+# the datapipe base classes a program's own datapipe subclasses
+_DATAPIPE_BASES = ("torch.utils.data.IterDataPipe", "torch.utils.data.MapDataPipe", "torch.utils.data.datapipes.",
+                   "torchdata.datapipes.")
+
+
+def _own_datapipe(facts: Facts, call: cst.Call, depth: int = 3) -> cst.ClassDef | None:
+    """The program's class `call` builds, where it subclasses a datapipe (`class Sentence(IterDataPipe)`,
+    also through classes of the program), else None."""
+    cls = facts.classes.get(dotted(call.func) or "")
+    return cls if cls is not None and _datapipe_lineage(facts, cls, depth) else None
+
+
+def _datapipe_lineage(facts: Facts, cls: cst.ClassDef, depth: int) -> bool:
+    for base in cls.bases:
+        if (facts.qualify(base.value) or "").startswith(_DATAPIPE_BASES):
+            return True
+        above = facts.classes.get(dotted(base.value) or "")
+        if above is not None and above is not cls and depth > 1 and _datapipe_lineage(facts, above, depth - 1):
+            return True
+    return False
+
+
+def _datapipe_marks(facts: Facts, call: cst.Call, cls: cst.ClassDef, depth: int) -> set[str]:
+    """The marks of a datapipe of the program's own class (`_stream_chain`): a stream, split by
+    process where a `sharding_filter()` is in the pipes its class builds (`self.data =
+    IterableWrapper(rows).shuffle().sharding_filter()`, in any of its methods, or its base classes of
+    the program) or in the pipes it is built over (`Sentence(WebData(), ...)`: what its arguments
+    hold). torch's DataLoader finds such a filter anywhere in the datapipe's graph (the pipes its
+    attributes hold) and applies the processes' split there (`graph_settings.apply_sharding`)."""
+    found = {STREAM}
+    for klass in [cls, *(c for b in cls.bases if (c := facts.classes.get(dotted(b.value) or "")) is not None)]:
+        for inner in mt.findall(klass, cst.Call):
+            method = inner.func.attr.value if isinstance(inner.func, cst.Attribute) else None
+            if method in ("sharding_filter", *_SELF_SPLITTING):
+                found.add(method)
+    for arg in call.args if depth > 1 else ():
+        for origin in facts.origins(arg.value):
+            if isinstance(origin, cst.Call):
+                found |= _stream_chain(facts, origin, depth - 1)
     return found
 
 

@@ -695,6 +695,73 @@ for epoch in range(2):
         "change: training loader left as it is: it reads a datapipe with a `sharding_filter()`, which DataLoader "
         "splits between the processes itself",
     ]),
+    # multi-path-transformer (round 25's held-out check rows, decision 0205): a datapipe of the
+    # program's own class, built over another whose pipe ends in `sharding_filter()`. DataLoader
+    # splits it between the processes itself; `shard_loader` split it a second time
+    pair("""\
+
+import torch
+from torch.utils.data import DataLoader, IterDataPipe
+from torch.utils.data.datapipes.iter import IterableWrapper
+
+
+class Lines(IterDataPipe):
+    def __init__(self, rows):
+        self.pipe = IterableWrapper(rows).shuffle().sharding_filter()
+
+    def __iter__(self):
+        yield from self.pipe
+
+
+class Tokens(IterDataPipe):
+    def __init__(self, source):
+        self.source = source
+
+    def __iter__(self):
+        for row in self.source:
+            yield torch.tensor(row)
+
+
+loader = DataLoader(Tokens(Lines(rows)), batch_size=2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", """\
+
+import torch
+from torch.utils.data import DataLoader, IterDataPipe
+from torch.utils.data.datapipes.iter import IterableWrapper
+
+
+class Lines(IterDataPipe):
+    def __init__(self, rows):
+        self.pipe = IterableWrapper(rows).shuffle().sharding_filter()
+
+    def __iter__(self):
+        yield from self.pipe
+
+
+class Tokens(IterDataPipe):
+    def __init__(self, source):
+        self.source = source
+
+    def __iter__(self):
+        for row in self.source:
+            yield torch.tensor(row)
+
+
+loader = DataLoader(Tokens(Lines(rows)), batch_size=2)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x in loader:
+        model(x).sum().backward()
+""", "a_loader_over_a_datapipe_of_the_programs_own_class_with_a_sharding_filter_is_left_as_it_is", report=[
+        "change: training loader left as it is: it reads a datapipe with a `sharding_filter()`, which DataLoader "
+        "splits between the processes itself",
+    ]),
     pair("""\
 train_loader = DataLoader(ds, batch_size=4, shuffle=True)
 model = torch.nn.Linear(2, 1)

@@ -11,7 +11,7 @@ from ddpify.analysis import objects
 from ddpify.analysis.call_branches import passed_truth
 from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
-from ddpify.analysis.loaders import SHARDING_WORDS, loaders_of
+from ddpify.analysis.loaders import SHARDING_WORDS, SPLITS, library_stream, loaders_of
 from ddpify.analysis.ranks import counts_this_nodes_gpus
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Ref, param_names
@@ -1135,7 +1135,9 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     it was built (not one `accelerator.prepare` hands back: accelerate shards it),
     whose data set is torch's or torchvision's or a class of this file that never mentions a
     rank, a world size or shards, or a comprehension over such data that reads no rank
-    (`[t for lt in ds for t in lt]`) (a data set that shards itself is fine; also one reordered by
+    (`[t for lt in ds for t in lt]`) (a data set that shards itself is fine, and so is a datapipe
+    with a `sharding_filter()`, the library's or one of the program's own `IterDataPipe` classes
+    built over one, which torch's DataLoader splits between the processes itself; also one reordered by
     its own name, `train_ds = train_ds[order]`, and one a call handed this process's rank takes,
     `partition_dataset(data, world_size, rank)` keeping a `Subset` of its share), in a file that builds no sampler that a call
     takes (a `DistributedSampler` built and handed to no loader shards nothing). A loader built in a
@@ -1150,7 +1152,8 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     for call in _loaders(ctx):
         unpacked = f.unpacked_keys(call) if mt.has_double_star(call) else set()
         if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or unpacked is None \
-                or unpacked & {"sampler", "batch_sampler"} or not _trained_on(ctx, call) or not _whole_data(ctx, call):
+                or unpacked & {"sampler", "batch_sampler"} or not _trained_on(ctx, call) or not _whole_data(ctx, call) \
+                or library_stream(f, call) == SPLITS:
             continue
         if not f.in_library(call):
             yield Hit(call, "every rank reads this whole loader (no DistributedSampler): each process trains on all "
