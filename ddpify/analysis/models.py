@@ -2890,6 +2890,33 @@ def is_wrap(facts: Facts, value: cst.CSTNode) -> bool:
     return wrap_kind(facts, value) is not None
 
 
+def alone_in_its_group(facts: Facts, wrap: cst.Call) -> bool:
+    """Is the DDP wrap `wrap` over a process group of one process: its `process_group=` (or the
+    sixth positional argument) holds only groups `torch.distributed.new_group` made of a single
+    rank (`new_group(ranks=[rank])`, each process a group of its own)? Its forward's buffer
+    broadcast and its backward's all-reduce then reach no other process: no collective across
+    processes, and no gradient averaged either.
+
+        group = dist.new_group(ranks=[rank])
+        model = DDP(net, device_ids=[rank], process_group=group)   # alone in its group
+        model = DDP(net, device_ids=[rank])                        # the default group: not
+    """
+    arg = mt.keyword(wrap, "process_group") or mt.positional(wrap, 5)
+    origins = facts.origins(arg.value) if arg is not None else []
+    return bool(origins) and all(
+        isinstance(o, cst.Call) and facts.qualify(o.func) == "torch.distributed.new_group"
+        and _one_rank(facts, mt.keyword(o, "ranks") or mt.positional(o, 0)) for o in origins)
+
+
+def _one_rank(facts: Facts, ranks: cst.Arg | None) -> bool:
+    """A list or tuple of one rank, written there or bound to the name read (`[rank]`)."""
+    if ranks is None:
+        return False
+    displays = [ranks.value] if isinstance(ranks.value, (cst.List, cst.Tuple)) else facts.origins(ranks.value)
+    return bool(displays) and all(isinstance(d, (cst.List, cst.Tuple)) and len(d.elements) == 1
+                                  and not isinstance(d.elements[0], cst.StarredElement) for d in displays)
+
+
 def wrap_kind(facts: Facts, value: cst.CSTNode, depth: int = 2) -> str | None:
     """Which wrapper `value` hands back: DDP for `DDP(model, ...)` (torch's, or apex's
     `apex.parallel.DistributedDataParallel`, the same wrapper of `.module`, or pytorch-ignite's

@@ -34,7 +34,8 @@ from ddpify.analysis.same_values import ranks, values
 from ddpify.check.script import INIT, Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref, is_property
-from ddpify.analysis.models import DDP, IGNITE_AUTO_MODEL, Holds, Model, holds_wrapper, own_wrapper_classes, prepares, written_wraps
+from ddpify.analysis.models import (DDP, IGNITE_AUTO_MODEL, Holds, Model, alone_in_its_group, holds_wrapper,
+                                     own_wrapper_classes, prepares, written_wraps)
 from ddpify.syntax.names import dotted
 
 
@@ -52,6 +53,16 @@ class Context:
         """Names that hold a `DistributedDataParallel(...)` the script built, with the parameters of
         this file's functions they are passed to (`models.written_wraps`)."""
         return written_wraps(self.facts)
+
+    @cached_property
+    def ddp_alone(self) -> bool:
+        """Is every wrapper the script holds a `DistributedDataParallel(...)` it writes over a
+        process group of one process (`models.alone_in_its_group`: `process_group=new_group(ranks=
+        [rank])`)? Then no DDP forward or backward is a collective across processes: a rank that
+        runs one alone, or leaves the loop of them early, leaves no other waiting."""
+        wraps = self.script.calls_of(DDP)
+        return bool(wraps) and all(alone_in_its_group(self.facts, w) for w in wraps) and all(
+            isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and m.defined.value in wraps for m in self.ddp_refs.values())
 
     @cached_property
     def one_process(self) -> str | None:

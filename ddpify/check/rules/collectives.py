@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddpify.analysis.buffers import may_hold_buffers
 from ddpify.analysis.call_branches import left_out
-from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepares, unwrapped_before
+from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, alone_in_its_group, prepares, unwrapped_before
 from ddpify.analysis.objects import of
 from ddpify.analysis.ranks import _conjuncts as conjuncts
 from ddpify.check.context import Context
@@ -81,12 +81,14 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     own, and one that asks after rank 0 has made the file never reaches the barrier; not where the
     other side runs the same collectives. A DDP forward is not found where the other branch of its
     rank test runs the same wrapper's forward as often (`if rank == 0: for b in tqdm(val_loader):
-    model(b)` / `else: for b in val_loader: model(b)`: loops over the same iterables).
+    model(b)` / `else: for b in val_loader: model(b)`: loops over the same iterables), nor where
+    every DDP wrap of the script is over a process group of its own process alone
+    (`process_group=dist.new_group(ranks=[rank])`): its forward and backward reach no other process.
     """
     if not ctx.script.distributed:
         return
     f = ctx.facts
-    ddp_used = bool(ctx.ddp_refs)
+    ddp_used = bool(ctx.ddp_refs) and not ctx.ddp_alone  # a wrap over a group of its own process: no collective
     # a forward with gradients on broadcasts the buffers of a wrap that broadcasts them (of a wrap not
     # seen here: may); after a training step (a backward) the next one does, even under no_grad
     wraps = ctx.script.calls_of(DDP)
@@ -127,7 +129,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
         elif not _called_across_branches(ctx, call, guard):
             for inner, given, chain in _forwards_of_given(ctx, call):
                 no_grad = any(ctx.facts.grad_disabled(c) for c in (*chain, inner))
-                trains = not no_grad and any(f.is_backward(c) for c in f.calls_in(f.scope(inner)))
+                trains = ddp_used and not no_grad and any(f.is_backward(c) for c in f.calls_in(f.scope(inner)))
                 if trains or (buffers if no_grad else grad_broadcasts) and _has_buffers(ctx, given):
                     what = "and its backward all-reduce gradients" if trains else \
                         "with gradients on broadcasts the model's buffers (BatchNorm statistics)" if not no_grad \
@@ -242,9 +244,10 @@ def _has_buffers(ctx: Context, wrapper: cst.BaseExpression) -> bool:
 
 
 def _broadcasts_buffers(ctx: Context, wrap: cst.Call) -> bool:
-    """Does this DDP wrap broadcast buffers in its forward (the default, `broadcast_buffers=True`)?"""
+    """Does this DDP wrap broadcast buffers in its forward to other processes (the default,
+    `broadcast_buffers=True`; not over a group of its own process alone, `alone_in_its_group`)?"""
     flag = mt.keyword(wrap, "broadcast_buffers")
-    return flag is None or not mt.is_name(flag.value, "False")
+    return (flag is None or not mt.is_name(flag.value, "False")) and not alone_in_its_group(ctx.facts, wrap)
 
 
 def _prepare_broadcasts_buffers(ctx: Context) -> bool:
@@ -379,12 +382,14 @@ def data_dependent_exit(ctx: Context) -> Iterator[Hit]:
     return None; loss.backward()`). A loop that reaches the DDP wrapper only past it, through
     `.module` (`model.module.forward_vid(x)`, also in the functions it hands the wrapper to), runs
     no forward of the wrapper, so its backward all-reduces nothing: not such a loop by its
-    backward alone.
+    backward alone; nor is a loop whose DDP model is wrapped over a process group of its own
+    process alone (`process_group=dist.new_group(ranks=[rank])`, every wrap of the script so):
+    its backward waits for no other process.
     """
     if not ctx.script.distributed:
         return
     f = ctx.facts
-    ddp_used = bool(ctx.ddp_refs)
+    ddp_used = bool(ctx.ddp_refs) and not ctx.ddp_alone  # a wrap over a group of its own process: no collective
     loops = {lp for lp in f.loops if (ddp_used and f.trains(lp) and not _past_the_wrapper(ctx, lp))
              or any(ctx.ranks.is_collective(c) for c in f.calls_in(lp.body))}
     seen = set()
