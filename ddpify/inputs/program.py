@@ -475,7 +475,8 @@ def _shown(entry: Path, file: Path) -> Path:
 
 def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: dict | None = None) -> Program:
     """The program `ddpify check` reads `entry` in. A script (a file with an `if __name__ ==
-    "__main__":` block) is read with the modules it imports, as `load` reads it. A module is
+    "__main__":` block that runs some of its code, not a stub: `_stub_main`) is read with the
+    modules it imports, as `load` reads it. A module is
     read from the folder its top package lies in (`src/trainer/trainer.py`, with
     `src/__init__.py` and `src/trainer/__init__.py`, from the folder of `src`, as
     `src.trainer.trainer`: its absolute imports resolve there), and, where a script of that
@@ -499,7 +500,8 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
     the candidate scripts) keeps the scans across the files of one run."""
     parsed = {} if parsed is None else parsed
     module = _parse(entry, data)
-    if any(mt.is_main_guard(stmt) for stmt in module.body) or _installed(entry.resolve().parent):
+    if any(mt.is_main_guard(stmt) for stmt in module.body) and not _stub_main(module) \
+            or _installed(entry.resolve().parent):
         return load(entry, data, parsed=parsed, module=module, lenient=True)
     for root, name in _roots(entry.resolve()):
         found = _importer(entry, data, module, root, name, parsed, scans)
@@ -509,6 +511,38 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
         entry.resolve()), parsed, scans, look=False)
     return _read(root if found is not None else _package_root(entry.resolve())[0], [first, *([chosen] if chosen else [])],
                  [first, *([chosen] if chosen else [])], parsed, lenient=True, lookups=lookups)
+
+
+# top-level statements that define and run nothing of a module: imports, definitions, names bound
+_DEFINING = (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign, cst.Expr, cst.Pass)
+
+
+def _stub_main(module: cst.Module) -> bool:
+    """Is the module's main block a stub that runs none of its code: no name of the block is a class
+    or function the module defines, and the module's other top-level statements only import,
+    define and bind names (no loop, no call of its own at the top)? Such a file is a module with a
+    line to try it (`if __name__ == "__main__": print("Ok")` below a `Trainer` class that the
+    project's train script builds after joining the process group), read in its importer's program
+    as a module without a main block is.
+
+        class Trainer: ...                      # DDP(model) in __init__
+        if __name__ == "__main__":
+            print("Ok")                         # a stub: read with train.py, which builds Trainer
+        if __name__ == "__main__":
+            Trainer(Net()).train()              # not a stub: the file runs as a program itself
+    """
+    defined = {stmt.name.value for stmt in module.body if isinstance(stmt, (cst.ClassDef, cst.FunctionDef))}
+    for stmt in module.body:
+        if mt.is_main_guard(stmt):
+            if any(n.value in defined for n in mt.findall(stmt, cst.Name)):
+                return False
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            if not all(isinstance(s, _DEFINING) and not (isinstance(s, cst.Expr) and not isinstance(s.value, (
+                    cst.SimpleString, cst.ConcatenatedString))) for s in stmt.body):
+                return False
+        elif not isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+            return False
+    return bool(defined)
 
 
 def _roots(file: Path) -> list[tuple[Path, str]]:

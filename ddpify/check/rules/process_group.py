@@ -447,7 +447,8 @@ def no_process_group(ctx: Context) -> Iterator[Hit]:
     with "Default process group has not been initialized". Found at the first DDP wrap or
     DistributedSampler (one not given both `num_replicas=` and `rank=`) of a file that runs as a
     program (its own `if __name__ == "__main__":` block: a module's wrap, run by whichever script
-    imports it, is that script's question), where
+    imports it, is that script's question; so is one below a stub main block that runs none of the
+    module's code, `print("run train.py")`, read in the program of the script that imports it), where
     nothing in the code read joins a group (`ddpify.analysis.distributed.ungrouped`, the answer
     `convert` gives too: no `init_process_group`, group helper, launcher API, framework that starts
     its own, or function handed to a library that may start workers).
