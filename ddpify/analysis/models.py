@@ -1273,6 +1273,7 @@ def _pick(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> 
     rebuilt = _this_round(facts, candidates, optimizer)
     candidates = rebuilt or [c for c in candidates if not _after_training(facts, c[1])]
     candidates = _reaching(facts, candidates, optimizer)
+    candidates = _handed_to_its_class(facts, candidates, optimizer)
     by_object = _dataparallel_of_object(facts, optimizer) if not any(c[0] == 3 for c in candidates) else []
     candidates += by_object  # no DataParallel of the name: the program's own of the object, if any
     if not candidates:
@@ -1286,6 +1287,34 @@ def _pick(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> 
         near = [c for c in candidates if facts.scope(c[1]) in callers and c[0] == best]
     candidates = near or candidates
     return _model_at(facts, [c for c in candidates if c[0] == best][-1], optimizer, by_object)
+
+
+def _handed_to_its_class(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> list[Candidate]:
+    """Of the bindings of a name in a function that builds several objects by it, those whose
+    object the function hands to the class (or a subclass) whose method builds the optimizer,
+    before the name is bound again (`model = Net(); pinn = Helmholtz2DPINN(params, model)` in one
+    branch, `model = Net(); train_supervised(model, ...)` in another: the optimizer of
+    `GeneralPINN.__train_model_LBFGS` steps `self.model`, the object of the first). All of them
+    where none is handed so (the class is made elsewhere)."""
+    cls = facts.enclosing_class(optimizer)
+    if cls is None or len(candidates) < 2:
+        return candidates
+
+    def handed(candidate: Candidate) -> bool:
+        _, stmt, name, _ = candidate
+        if "." in name:
+            return False
+        for following in facts.following(facts.statement(stmt)):
+            for call in facts.calls_in(following):
+                built = facts.constructed_class(call)
+                if built is not None and cls in facts.lineage(built) and any(
+                        dotted(a.value) == name for a in call.args):
+                    return True
+            if any(dotted(t) == name and facts.is_inside(at, following) for t, _, at in facts.assigns):
+                return False
+        return False
+
+    return [c for c in candidates if handed(c)] or candidates
 
 
 def _received_elsewhere(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> list[Candidate]:
@@ -2108,7 +2137,11 @@ def _unconditional(facts: Facts, stmt: cst.CSTNode, optimizer: cst.CSTNode | Non
     """The outermost `if`/`with`/`try` of its function that holds `stmt`: a model built or moved
     under `if use_cuda:` is wrapped after that `if`, on every path. Not one that holds the
     optimizer too (`elif args.train: model = LeNet(); optimizer = ...; train_model(model, ...)`:
-    that branch uses the model it builds, and the wrap stays in it, before that use), unless,
+    that branch uses the model it builds, and the wrap stays in it, before that use), nor, given the
+    model's `name`, one that hands the model on to what trains it or keeps it after `stmt` although
+    the optimizer is built elsewhere (`if train: model = Net(); pinn = PINN(model); pinn.fit()`, the
+    optimizer made in the class's method: a wrap after the `if` comes after that training, and the
+    object the branch handed on stays bare), unless,
     given the model's `name`, the branch neither trains, returns, keeps nor hands on the model
     after `stmt` and the program moves it right after the `if` (`if arch == 'a': model = A();
     optimizer = Adam(...)`, then `model.to(device)` after the chain): that is set-up, and the wrap
@@ -2122,6 +2155,8 @@ def _unconditional(facts: Facts, stmt: cst.CSTNode, optimizer: cst.CSTNode | Non
         if isinstance(anc, (cst.If, cst.With, cst.Try)):
             if optimizer is not None and facts.is_inside(optimizer, anc) and (
                     name is None or _used_inside(facts, anc, stmt, name) or not _moved_after(facts, anc, name)) \
+                    or optimizer is not None and name is not None and not facts.is_inside(optimizer, anc) \
+                    and _used_inside(facts, anc, stmt, name) \
                     or bound is not None and any(
                     dotted(t) == bound and s is not stmt and facts.is_inside(s, anc) and facts.before(s, stmt)
                     for t, _, s in facts.assigns):
@@ -2167,9 +2202,17 @@ def _dataparallel_call(facts: Facts, value: cst.Call) -> cst.Call | None:
 
 
 def _after_training(facts: Facts, stmt: cst.CSTNode) -> bool:
-    """Does `stmt` come after training has started in its own function (a reload, say)?"""
-    return any(facts.before(lp, stmt) and not facts.is_inside(stmt, lp) and facts.trains(lp)
-               for lp in facts.loops_in(facts.scope(stmt)))
+    """Does `stmt` come after training has started in its own function (a reload, say)? Also
+    after a call that trains (`pinn.train_model(hp, data)`, the loop in the object's method), when
+    no training comes after `stmt` in its function: the model built there (`if load_model: model =
+    Net(); model.load_state_dict(...)`) is never trained, and the optimizer steps the one built
+    before that call."""
+    scope = facts.scope(stmt)
+    if any(facts.before(lp, stmt) and not facts.is_inside(stmt, lp) and facts.trains(lp) for lp in facts.loops_in(scope)):
+        return True
+    points = _training_points(facts, scope)
+    return any(facts.before(p, stmt) and not facts.is_inside(stmt, p) for p in points) and \
+        not any(facts.before(stmt, p) or facts.is_inside(p, stmt) for p in points)
 
 
 def _setup_after(facts: Facts, defined: cst.CSTNode, name: str,

@@ -7716,3 +7716,72 @@ def test_a_model_with_lazy_layers_is_wrapped_after_its_dry_run():
     line = undried.splitlines().index("model = Net()") + 1
     assert [(c.line, c.message.split(" makes")[0]) for c in result.changes if c.kind == "warning"] == \
            [(line, "`nn.LazyLinear` of `Net`")]
+
+
+def test_a_model_a_branch_hands_to_an_object_that_trains_it_is_wrapped_in_that_branch_before_it():
+    """philippbst/PINNs (the twenty-sixth sweep's tuning half, decision 0202): `if trainPhysicsInformed:`
+    builds the network, hands it to `Helmholtz2DPINN(pdeParams, model)` (whose base class keeps it as
+    `self.model` and builds the LBFGS over `self.model.parameters()` in its own method) and trains it
+    there; `if load_model:` builds another network and loads weights into it. The optimizer is in
+    another class, so the wrap went after both `if`s, past the training, which ran the bare network on
+    every process (told by nothing: the judge's `wrapped: no`). It stays in the branch, right after
+    the network is built, before the object that trains it keeps it (of the three bindings of `model`,
+    the one handed to the class whose method builds the optimizer; the load branch's comes after the
+    training, and nothing trains it). Near miss: a branch that only
+    builds the model (on the GPU where there is one) before the object is made after the `if` is
+    still wrapped after the `if`, on every path."""
+    header = """\
+import torch
+
+
+class PINN:
+    def __init__(self, model):
+        self.model = model
+
+    def fit(self, data):
+        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        for x in data:
+            optimizer.zero_grad()
+            self.model(x).sum().backward()
+            optimizer.step()
+
+
+def train_plain(model, data):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in data:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+
+
+"""
+    out = only(NAME, header + """\
+train, supervised, load = True, False, False
+if train:
+    model = torch.nn.Linear(4, 1)
+    pinn = PINN(model)
+    pinn.fit(torch.randn(3, 4))
+if supervised:
+    model = torch.nn.Linear(4, 1)
+    train_plain(model, torch.randn(3, 4))
+if load:
+    model = torch.nn.Linear(4, 1)
+    model.load_state_dict(torch.load("model.pt"))
+    pinn = PINN(model)
+print(model(torch.zeros(1, 4)))
+""")
+    wrap = "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
+    assert out.count(wrap) == 2  # the branch's, and where `train_plain` receives its model
+    branch = out[out.index("if train:"):out.index("if supervised:")]
+    assert wrap in branch and branch.index(wrap) < branch.index("    pinn = PINN(model)")
+    assert wrap not in out[out.index("if supervised:"):]
+    moved = only(NAME, header + """\
+if torch.cuda.is_available():
+    model = torch.nn.Linear(4, 1).cuda()
+else:
+    model = torch.nn.Linear(4, 1)
+pinn = PINN(model)
+pinn.fit(torch.randn(3, 4))
+""")
+    assert "    model = torch.nn.Linear(4, 1)\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
+        "pinn = PINN(model)\n" in moved
