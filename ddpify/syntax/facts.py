@@ -174,7 +174,7 @@ class Facts:
         self._variable_orders: dict[str, list[int]] = {}
         self._kinds: dict[type | tuple[type, ...], list[type]] = {}
         self._call_order = [self.spans[c][0] for c in self.calls]
-        self._trains_memo: dict[cst.CSTNode, bool] = {}
+        self._trains_memo: dict[cst.CSTNode, tuple[bool, int]] = {}  # (answer, calls it could follow)
         self._bound: dict[cst.FunctionDef, set[str]] = {}
         self._lineages: dict[cst.ClassDef, list[cst.ClassDef]] = {}
         self._fields_memo: dict[cst.ClassDef, list[str]] = {}
@@ -2564,14 +2564,18 @@ class Facts:
     def trains(self, node: cst.CSTNode, depth: int = 3) -> bool:
         """Does running `node` call `.backward()`, or differentiate a model's parameters by
         `torch.autograd.grad` (`parameter_gradients`), here or in a function of this file it calls?"""
-        if node in self._trains_memo:
-            return self._trains_memo[node]
-        self._trains_memo[node] = False  # a recursive call of the same function adds nothing
+        known = self._trains_memo.get(node)
+        if known is not None and (known[0] or known[1] >= depth):
+            return known[0]
+        # (a False found with fewer calls left to follow answers no question with more: the script's
+        # `for m in trainer.train():` reached `training_step` with none left, and the batch loop,
+        # whose backward is two calls below it, no longer counted as one that trains)
+        self._trains_memo[node] = (False, depth)  # a recursive call of the same function adds nothing
         calls = self._calls_by_func.get(node, []) if isinstance(node, cst.FunctionDef) else self.calls_in(node)
         result = any(self.is_backward(c) or self.parameter_gradients(c) is not None for c in calls) or \
             bool(self.gradients_set_by_hand(node)) or (depth > 0 and any(
                 self.trains(f, depth - 1) for c in calls for f in self.user_functions(c)))
-        self._trains_memo[node] = result
+        self._trains_memo[node] = (result, depth)
         return result
 
     def gradients_set_by_hand(self, node: cst.CSTNode) -> list[cst.Attribute]:

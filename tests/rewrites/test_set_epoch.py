@@ -1838,3 +1838,57 @@ def test_a_step_loop_that_trains_through_a_modules_self_stepping_forward_reshuff
     code = rewritten(NAME, SELF_STEPPING_STEPS.format(call=call)).code
     assert ("set_epoch(loader)\nit = iter(loader)" in code) is numbered
     assert ("        set_epoch(loader)\n        it = iter(loader)" in code) is numbered
+
+
+def test_a_batch_loop_whose_backward_is_two_calls_down_is_reshuffled_after_a_deeper_question_was_asked():
+    """jmisilo/handwritten-digit-recognition-ml (the twenty-sixth sweep's tuning half, decision
+    0202): the script drains `trainer.train()`, a generator whose epoch loop calls
+    `training_epoch()`, whose batch loop calls `training_step()`, whose backward and step are in
+    `__backprop()`. Asking whether the script's loop trains reached `training_step` with no call left
+    to follow and kept "no" for it; the batch loop, asked next, read that "no", so no epoch loop was
+    found ("no epoch loop found for this loader") and every epoch drew one order. A "no" found with
+    fewer calls left answers no question with more. Near miss: the evaluation loop over the other
+    loader, under no_grad, trains nothing and gets no set_epoch."""
+    out = only(NAME, """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, model, data, optimizer, epochs):
+        self.model = model
+        self.optimizer = optimizer
+        self.epochs = epochs
+        self.train_loader = DataLoader(data, batch_size=4, shuffle=True)
+        self.val_loader = DataLoader(data, batch_size=4)
+
+    def training_epoch(self):
+        for x, y in self.train_loader:
+            self.training_step(x, y)
+
+    def training_step(self, x, y):
+        self.optimizer.zero_grad()
+        self.__backprop(torch.nn.functional.mse_loss(self.model(x), y))
+
+    def __backprop(self, loss):
+        loss.backward()
+        self.optimizer.step()
+
+    def validation_epoch(self):
+        with torch.no_grad():
+            return sum(float(self.model(x).sum()) for x, _ in self.val_loader)
+
+    def train(self):
+        for epoch in range(self.epochs):
+            self.training_epoch()
+            yield self.validation_epoch()
+
+
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+trainer = Trainer(model, TensorDataset(torch.randn(16, 3), torch.randn(16, 1)), opt, 2)
+for epoch, loss in enumerate(trainer.train()):
+    print(epoch, loss)
+""", also=frozenset({"shard-data"}))
+    assert "        for epoch in range(self.epochs):\n            set_epoch(self.train_loader, epoch)\n" in out
+    assert "set_epoch(self.val_loader" not in out and "TODO" not in out
