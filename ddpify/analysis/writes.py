@@ -18,6 +18,8 @@ A call writes a file when it is
 - the opener of a `with` that opens a file for writing (`with open(p, "w") as f:`, any opener
   given a write mode: `with PathManager.open(p, "w") as f:`, `with fs.open(p, mode="wb") as f:`),
   unless a write of this list writes the handle in its body (`json.dump(d, f)`: that is the write);
+- a call handed straight a file `open(p, "w")` opens for writing, never named (`yaml.dump(cfg,
+  open(p, "w"))`: it writes into the file, and the open truncates it on every process);
 - a tensorboard writer made (`SummaryWriter(log_dir)`, tensorboardX's, TensorFlow's
   `tf.summary.create_file_writer(d)`): it creates its folder and an event file at once, and each
   process's writer its own, so every process logs the same curves again;
@@ -108,9 +110,20 @@ def file_write(facts: Facts, call: cst.Call) -> str | None:
     if _opened_to_write(facts, call):
         return f"{facts.code(call.func)} for writing"
     what = _writer(facts, call)
+    if what is None and (opener := _handed_opener(call)) is not None:
+        return f"{facts.code(call.func)} into {facts.code(opener.func)}(..., {facts.code(opener.args[1].value)})"
     if what is None or in_memory(facts, written_path(facts, call)):
         return None
     return what
+
+
+def _handed_opener(call: cst.Call) -> cst.Call | None:
+    """The file opened for writing that `call` is handed straight, never named (`yaml.dump(cfg,
+    open(p, "w"))`, `toml.dump(d, open(p, "w"))`: the call writes into it, and the open truncates
+    the file on every process), or None. A write of this list so handed (`json.dump(d, open(p,
+    "w"))`) is that write already."""
+    return next((a.value for a in call.args if isinstance(a.value, cst.Call) and mt.is_open_for_writing(a.value)
+                 and len(a.value.args) > 1), None)
 
 
 

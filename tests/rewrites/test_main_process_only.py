@@ -3678,3 +3678,40 @@ for epoch in range(2):
         bar.update(1)
 """))
     assert f"bar = {made[:-1]}, disable=not is_main_process())" in out
+
+
+def test_a_file_opened_for_writing_and_handed_straight_to_a_dump_is_written_on_the_main_process_only():
+    """xico2001pt/pytorch-project-template (the twenty-sixth sweep's tuning half, decision 0202): its
+    Logger's `save_log` runs `yaml.dump(self.log, open(path, "w"))`; a file opened for writing counted
+    only as the opener of a `with`, and `yaml.dump` is no write of its own, so every process truncated
+    and wrote the run's log (the runtime's self-check: shared-write). A call handed an `open(p, "w")`
+    it never names writes that file: the helper is guarded where it is called. Near misses: `json.dump`
+    so handed is the write it was (one record), and `yaml.dump(cfg)` into a string writes nothing."""
+    out = only(NAME, """\
+import json
+import torch
+import yaml
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(4, 2):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+
+
+class Logger:
+    def __init__(self):
+        self.log = {}
+
+    def save_log(self, path):
+        yaml.dump(self.log, open(path, "w"))
+
+
+logger = Logger()
+text = yaml.dump({"a": 1})
+json.dump({"a": 1}, open("a.json", "w"))
+logger.save_log("log.yaml")
+""")
+    assert out.endswith('\ntext = yaml.dump({"a": 1})\nif is_main_process():\n    json.dump({"a": 1}, open("a.json", "w"))\n'
+                        '    logger.save_log("log.yaml")\n')
