@@ -17,6 +17,7 @@ A framework that places for the program (accelerate, Lightning) counts as placin
     model = Net().cuda() if args.gpu else Net()   -> placed (on some runs)
     device = torch.device(cfg["device"] if torch.cuda.is_available() else "cpu")   -> placed (where a GPU is)
     device = 0 if torch.cuda.is_available() else "cpu"    -> placed (a GPU's index, where one is)
+    parser.add_argument("--device", default=0); x.to(args.device)   -> placed (an option's default GPU index)
 """
 
 from __future__ import annotations
@@ -46,7 +47,56 @@ def places_on_accelerator(facts: Facts) -> bool:
         or any(_DEVICE_TEXT.match(_text(s) or "") for s in facts.findall(module, (cst.SimpleString, cst.FormattedString))) \
         or any(_moves_to_index(c) for c in facts.findall(module, cst.Call)) \
         or any(_picked_when_available(facts, e) for e in facts.findall(module, cst.IfExp)) \
+        or bool(device_index_defaults(facts)) \
         or any(facts.imports.imports_module(f) for f in _FRAMEWORKS)
+
+
+# an option's name that names a device (`--device`, `--gpu`, `--gpu_id`, `--cuda-device`), not a count (`--n_gpu`)
+DEVICE_OPTION = re.compile(r"(?i)^(?!n_|num_)(\w+_)?(device|gpu|dev)(_?(id|idx|index))?$")
+
+
+def device_index_defaults(facts: Facts) -> list[cst.Integer]:
+    """The integer `default=` of each command-line option named for a device whose value the program
+    uses as one (`parser.add_argument("--device", default=0)`, then `model.to(args.device)`,
+    `torch.device(args.device)`, `x.cuda(args.device)` or `device=args.device`): a GPU's index, where
+    the run gives no other (a wavenet amp emulator of the twenty-sixth sweep, decision 0203: every
+    process on GPU 0, and the conversion, seeing no `"cuda"`, asked for gloo). Not an option read
+    only as a switch (`if args.gpu: model.cuda()`)."""
+    used = {attr.attr.value for attr in facts.findall(facts.module, cst.Attribute) if _used_as_device(facts, attr)}
+    found = []
+    for call in facts.calls_named("add_argument"):
+        default = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "default"), None)
+        dest = _option_dest(call)
+        if isinstance(default, cst.Integer) and dest is not None and DEVICE_OPTION.match(dest) and dest in used:
+            found.append(default)
+    return found
+
+
+def _used_as_device(facts: Facts, attr: cst.Attribute) -> bool:
+    """Is `attr` (`args.device`) a device: the first argument of `.to(...)`, `.cuda(...)` or
+    `torch.device(...)`, or a `device=` keyword's value?"""
+    arg = facts.parent(attr)
+    if not isinstance(arg, cst.Arg):
+        return False
+    if arg.keyword is not None:
+        return arg.keyword.value == "device"
+    call = facts.parent(arg)
+    return isinstance(call, cst.Call) and call.args[0] is arg and (
+        isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")
+        or facts.qualify(call.func) == "torch.device")
+
+
+def _option_dest(call: cst.Call) -> str | None:
+    """The attribute argparse stores an `add_argument(...)` option under: its `dest=`, else its
+    first long flag (`--gpu-id`: `gpu_id`), else its first flag."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "dest":
+            return arg.value.evaluated_value if isinstance(arg.value, cst.SimpleString) \
+                and isinstance(arg.value.evaluated_value, str) else None
+    flags: list[str] = [a.value.evaluated_value for a in call.args if a.keyword is None
+                        and isinstance(a.value, cst.SimpleString) and isinstance(a.value.evaluated_value, str)]
+    name = next((f for f in flags if f.startswith("--")), flags[0] if flags else None)
+    return name.lstrip("-").replace("-", "_") if name else None
 
 
 def _names_accelerator(facts: Facts, attr: cst.Attribute) -> bool:

@@ -17,7 +17,11 @@ The GPU a single-GPU script picks by number (`"cuda:3"`, or from its options: `"
 args.device`, `f"cuda:{args.gpu}"`, `"cuda:{}".format(gpu)`, where the string becomes a device)
 would put every process on that one GPU (NCCL refuses two processes on one; on a machine with
 fewer GPUs the index does not exist): it becomes `"cuda"` too, and the report says that the GPUs
-are picked with CUDA_VISIBLE_DEVICES now (the option no longer picks one).
+are picked with CUDA_VISIBLE_DEVICES now (the option no longer picks one). An option named for a
+device whose integer default the program uses as one (`--device` with `default=0`, then
+`model.to(args.device)`: `accelerator.device_index_defaults`) defaults to this process's GPU,
+`default=local_rank()`; a value given on the command line still picks one GPU for every process (the
+report says so).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import libcst as cst
 
+from ddpify.analysis.accelerator import device_index_defaults
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -78,6 +83,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                       "device index 0 -> local_rank(): this process's GPU")
         edits.add_import("ddpify_runtime", "local_rank")
         edited.append(zero)
+    for default in device_index_defaults(facts):
+        edits.replace(default, lambda node: cst.parse_expression("local_rank()"),
+                      f"the option's default device index {default.value} -> local_rank(): this process's GPU (a "
+                      "value given on the command line still puts every process on that one GPU)")
+        edits.add_import("ddpify_runtime", "local_rank")
+        edited.append(default)
     for stmt in dict.fromkeys(facts.statement(node) for node in edited):
         build.drop_stale_comment(edits, stmt, STALE_COMMENT, STALE_WHY)
 

@@ -29,6 +29,82 @@ parser = argparse.ArgumentParser()
 args = parser.parse_args()
 init_distributed_mode(backend="gloo")
 """, "after_argument_parsing", scaffold=TRAINS.before("loader")),
+    # the twenty-sixth sweep's wavenet amp emulator (decision 0203): `--device` defaults to GPU index 0, used
+    # by `.to(args.device)`: it places on a GPU (no gloo asked); an option of a string "cpu" places nothing
+    pair("""\
+import argparse
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default=0, help="Pytorch device")
+args = parser.parse_args()
+model = torch.nn.Linear(2, 1).to(args.device)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x.to(args.device)) - y.to(args.device)) ** 2).mean().backward()
+        opt.step()
+""", """\
+import argparse
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default=0, help="Pytorch device")
+args = parser.parse_args()
+init_distributed_mode()
+model = torch.nn.Linear(2, 1).to(args.device)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x.to(args.device)) - y.to(args.device)) ** 2).mean().backward()
+        opt.step()
+""", "an_options_integer_device_default_places_on_a_gpu"),
+    pair("""\
+import argparse
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cpu", help="Pytorch device")
+args = parser.parse_args()
+model = torch.nn.Linear(2, 1).to(args.device)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x.to(args.device)) - y.to(args.device)) ** 2).mean().backward()
+        opt.step()
+""", """\
+import argparse
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import init_distributed_mode
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cpu", help="Pytorch device")
+args = parser.parse_args()
+init_distributed_mode(backend="gloo")
+model = torch.nn.Linear(2, 1).to(args.device)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x.to(args.device)) - y.to(args.device)) ** 2).mean().backward()
+        opt.step()
+""", "an_options_string_cpu_device_places_nothing"),
     # no argparse, an entry point: the top of the function it calls, after its docstring
     pair('''\
 

@@ -42,6 +42,57 @@ gpu = local_rank() if torch.cuda.is_available() else "cpu"
 other = torch.device("cuda")
 model = torch.nn.Linear(2, 1).cuda()
 """, "hard_coded_gpu_zero_becomes_the_local_gpu", scaffold=SCRIPT.instead_of("model")),
+    # the twenty-sixth sweep's wavenet amp emulator (decision 0203): `--device` with `default=0`, then
+    # `.to(args.device)` and `device=args.device`, put every process on GPU 0; an option read only as a switch
+    # (`if args.gpu:`) and a string default (`"cpu"`) stay
+    pair("""\
+import argparse
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default=0, help="Pytorch device")
+parser.add_argument("--gpu", type=int, default=0)
+parser.add_argument("--eval_device", default="cpu")
+args = parser.parse_args()
+model = torch.nn.Linear(2, 1).to(args.device)
+batch = torch.zeros(4, 2, device=args.device)
+if args.gpu:
+    model = model.cuda()
+probe = torch.nn.Linear(2, 1).to(args.eval_device)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x.to(args.device)) - y.to(args.device)) ** 2).mean().backward()
+        opt.step()
+""", """\
+import argparse
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import local_rank
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default=local_rank(), help="Pytorch device")
+parser.add_argument("--gpu", type=int, default=0)
+parser.add_argument("--eval_device", default="cpu")
+args = parser.parse_args()
+model = torch.nn.Linear(2, 1).to(args.device)
+batch = torch.zeros(4, 2, device=args.device)
+if args.gpu:
+    model = model.cuda()
+probe = torch.nn.Linear(2, 1).to(args.eval_device)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x.to(args.device)) - y.to(args.device)) ** 2).mean().backward()
+        opt.step()
+""", "an_options_integer_default_device_becomes_the_local_rank"),
     pair("""\
 device = 0
 model = torch.nn.Linear(2, 1).to(0)
