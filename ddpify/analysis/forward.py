@@ -479,6 +479,36 @@ def makes_no_parameter(facts: Facts, value: cst.BaseExpression) -> bool:
     return cls is not None and _made_in_init(facts, cls) == []
 
 
+def handed_modules(facts: Facts, value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """For an instance of a direct subclass of `nn.Module` of the program whose `__init__` makes no
+    parameter nor sub-module of its own and keeps only modules it is handed and calls (a DDPM's
+    `GaussianDiffusionTrainer(unet, beta_1, beta_T, T)`: `self.model = model`, buffers, then
+    `self.model(x_t, t)` in its forward), the arguments the call hands for them (`unet`): every
+    parameter it holds is theirs. None where the class makes one of its own (`self.head =
+    nn.Linear(...)`), keeps none, does not show them all (`_made_in_init`), or where an argument is
+    not found at the call."""
+    value = _built(value)
+    cls = facts.classes.get(dotted(value.func) or "") if isinstance(value, cst.Call) else None
+    if cls is None or not _made_in_init(facts, cls):
+        return None
+    init = _method(facts, cls, "__init__")
+    if init is None:
+        return None
+    received = param_names(init)
+    called = {dotted(c.func) for m in facts.findall(cls, cst.FunctionDef) for c in facts.calls_in(m)}
+    kept = []
+    for target, written, _ in facts.writes_in(init):
+        for one, part in _paired(target, written):
+            if not (dotted(one) or "").startswith("self."):
+                continue
+            if _may_hold_parameters(facts, part):
+                return None  # made here: a parameter of its own
+            if dotted(part) in received and dotted(one) in called:
+                kept.append(dotted(part))
+    args = [facts.argument_for(value, init, name) for name in kept]
+    return None if not args or any(a is None for a in args) else [a for a in args if a is not None]
+
+
 def _made_in_init(facts: Facts, cls: cst.ClassDef) -> list[cst.CSTNode] | None:
     """The statements of `cls.__init__` that make its parameters and sub-modules (or keep a module it
     is handed and calls), when `cls` is a direct subclass of `nn.Module`; None where the source does

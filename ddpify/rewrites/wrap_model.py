@@ -174,8 +174,8 @@ import libcst as cst
 
 from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
-from ddpify.analysis.models import (bare_tensors, builds_module, differentiated_copies, dry_run, holds_wrapper,
-                                   model_classes, penalties, weight_copies)
+from ddpify.analysis.models import (WRAPPER, bare_tensors, builds_module, differentiated_copies, dry_run,
+                                   holds_wrapper, model_classes, penalties, weight_copies)
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names, parameters_of
 from ddpify.syntax.names import dotted
@@ -731,7 +731,9 @@ def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.C
     """Modules built and moved to a device (`teacher = Net().to(device)`), called inside a loop
     that trains, that no optimizer covers (none of `models`), nor copy the weights of one that
     does (a target network, an EMA copy: `models.weight_copies`); not one that makes no parameter
-    (`forward.makes_no_parameter`), which has nothing to learn."""
+    (`forward.makes_no_parameter`), which has nothing to learn, nor one whose only parameters are
+    those of the wrapped models it is handed (`forward.handed_modules`: a DDPM's
+    `GaussianDiffusionTrainer(unet, ...)` built after `unet`'s wrap, which its forward calls)."""
     wrapped = {w.name for w in models.wrapped}
     copies = weight_copies(facts, models.refs)
     seen = set()
@@ -743,6 +745,9 @@ def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.C
             continue  # not `criterion = nn.CrossEntropyLoss().cuda()`, nor a tensor (`buf[i] = torch.from_numpy(s).to(dev)`)
         if forward.makes_no_parameter(facts, value.func.value):
             continue  # nothing to train (a fixed sinusoidal embedding)
+        handed = forward.handed_modules(facts, value.func.value)
+        if handed and all(holds_wrapper(facts, models.refs, arg) is WRAPPER for arg in handed):
+            continue  # every parameter it holds is a wrapped model's, which an optimizer trains
         if objects.of(facts).receivers(facts.ref(target, stmt)) & models.refs.keys():
             continue  # trained by a function that wraps it on entry
         if facts.ref(target, stmt) in copies:

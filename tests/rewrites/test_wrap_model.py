@@ -7785,3 +7785,61 @@ pinn.fit(torch.randn(3, 4))
 """)
     assert "    model = torch.nn.Linear(4, 1)\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
         "pinn = PINN(model)\n" in moved
+
+
+DIFFUSION_HOLDER = """\
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class NoiseTrainer(nn.Module):
+    def __init__(self, model, scale):
+        super().__init__()
+        self.model = model
+        self.register_buffer("scale", torch.tensor(scale))
+
+    def forward(self, x):
+        noise = torch.randn_like(x)
+        return ((self.model(x + noise * self.scale) - noise) ** 2).mean()
+
+
+net = Net().to("cpu")
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+trainer = NoiseTrainer(net, 0.5).to("cpu")
+for step in range(4):
+    optimizer.zero_grad()
+    loss = trainer(torch.randn(3, 4))
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_module_that_holds_only_the_wrapped_model_is_not_said_to_be_left_untrained():
+    """Issue 27, the twenty-fifth sweep's ddpm_unet_inside_trainer_module_warmup (decision 0194's Left,
+    0207): a DDPM's `GaussianDiffusionTrainer(net_model, beta_1, beta_T, T)` keeps the UNet it is
+    handed (`self.model = model`), registers buffers and calls the UNet in its forward; its only
+    parameters are the UNet's, which the optimizer trains through the wrapper it is handed. It was
+    said to run "in training but no optimizer trains it ... wrap it if it should learn". Near misses:
+    a holder that also makes a layer of its own, and one handed a module no optimizer trains (a
+    frozen teacher), are still named."""
+    untrained = "no optimizer trains it"
+    result = rewritten(NAME, DIFFUSION_HOLDER)
+    assert "net = DistributedDataParallel(net, device_ids=device_ids(net))\n" in result.code
+    assert [m for m in warnings(result.changes) if untrained in m] == []
+    own = DIFFUSION_HOLDER.replace("        self.model = model\n",
+                                   "        self.model = model\n        self.head = nn.Linear(4, 4)\n")
+    own = own.replace("self.model(x + noise * self.scale)", "self.head(self.model(x + noise * self.scale))")
+    assert [m.split("`")[1] for m in warnings(rewritten(NAME, own).changes) if untrained in m] == ["trainer"]
+    frozen = DIFFUSION_HOLDER.replace('trainer = NoiseTrainer(net, 0.5).to("cpu")',
+                                      'teacher = Net().to("cpu")\ntrainer = NoiseTrainer(teacher, 0.5).to("cpu")')
+    frozen = frozen.replace("loss = trainer(torch.randn(3, 4))", "loss = trainer(torch.randn(3, 4)) + net(torch.randn(3, 4)).sum()")
+    assert [m.split("`")[1] for m in warnings(rewritten(NAME, frozen).changes) if untrained in m] == ["trainer"]
