@@ -12,7 +12,7 @@ process now takes the main process's reading (`from_main_process`, a broadcast; 
 group starts it reads its own). Read: a clock call (`time.strftime`, `time.time`, `datetime.now`,
 ...) in a value assigned to a name, built into a string there (`str(...)`, `.strftime(...)`,
 `.format(...)`, an f-string, `%`, `os.path.join`, a `pathlib.Path` of it), at the top level or in a function that trains
-(or one that keeps it, returning a value or storing it in an attribute, as a trainer's `__init__`
+(or one that keeps it, returning a value or storing it, or a name of it, in an attribute, as a trainer's `__init__`
 does, each of whose calls is so), outside loops and outside tests that may differ between processes (a broadcast there would wait
 for processes that never come). A reading a helper returns is followed to the helper's callers
 (three helpers deep), each of which must name something so; the reading is then taken in the
@@ -27,8 +27,9 @@ helper:
     run_dir = os.path.join("runs", stamp())
 
 Left alone: a clock read for timing (`start = time.time()`,
-`elapsed = time.time() - start`), one in a loop, and one handed to another call (a writer made on
-the main process only reads it there).
+`elapsed = time.time() - start`), one in a loop, one handed to another call (a writer made on
+the main process only reads it there), and one in the `__init__` of a logger class (main-process-only
+makes its instances on the main process only: a broadcast there would wait for the others forever).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.analysis.same_values import same_everywhere
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -140,6 +142,8 @@ def _once_everywhere(facts: Facts, node: cst.CSTNode, helper: cst.CSTNode | None
         if isinstance(anc, cst.FunctionDef):
             if facts.trains(anc):
                 return True
+            if _makes_a_logger(facts, anc):
+                return False  # built on the main process only (main-process-only): a broadcast there waits forever
             entries = facts.entries(anc) if depth > 0 and _keeps(facts, node, anc) else []
             return bool(entries) and all(_called_alone(facts, e) and _once_everywhere(facts, e, None, depth - 1)
                                          for e in entries)
@@ -152,10 +156,28 @@ def _keeps(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
     """Does `func` hand on what it computes, so that main-process-only never runs it on the main
     process alone (it guards helpers that only write): it returns a value, or `node` sits in an
     assignment to an attribute (`config.model_name = "{}_{}".format(config.dataset, get_time())`),
-    state read later?"""
+    or to a name that the function then stores in an attribute (`logdir = get_logdir(base)`, then
+    `self.ckpt = os.path.join(logdir, "model.pt")`), state read later?"""
     assign = mt.sole(facts.statement(node), cst.Assign)
-    return bool(facts.returned(func)) or assign is not None and any(
-        isinstance(t.target, cst.Attribute) for t in assign.targets)
+    if facts.returned(func):
+        return True
+    if assign is None:
+        return False
+    if any(isinstance(t.target, cst.Attribute) for t in assign.targets):
+        return True
+    stmt = facts.statement(node)
+    names = {facts.ref(t.target, stmt) for t in assign.targets if isinstance(t.target, cst.Name)} - {None}
+    return bool(names) and any(isinstance(target, cst.Attribute) and any(facts.ref(n) in names for n in facts.findall(
+        value, cst.Name)) for target, value, _ in facts.writes_in(func))
+
+
+def _makes_a_logger(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Is `func` the `__init__` of a logger class of the program (`objects.logger_class`: its
+    instances hold a writer and no model, loader or optimizer), whose instances main-process-only
+    makes on the main process only (`Logger(log_dir) if is_main_process() else None`)? Its clock
+    reading names nothing the other processes use, and a broadcast there would wait for them."""
+    cls = facts.enclosing_class(func)
+    return func.name.value == "__init__" and cls is not None and objects.of(facts).logger_class(cls)
 
 
 def _called_alone(facts: Facts, call: cst.Call) -> bool:

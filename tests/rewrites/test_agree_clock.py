@@ -172,6 +172,48 @@ def main():
     trainer.train()
 main()
 """, "a_clock_reading_kept_in_an_attribute_by_a_function_that_does_not_train_is_the_main_process_s", also=set()),
+    # kept in a local name that the `__init__` then stores in an attribute (decision 0198's Left, 0207:
+    # `logdir = utils.get_logdir(...)`, `os.makedirs(logdir)`, then a path into it kept on `self`): the
+    # main process saves into its folder, another read the checkpoint back from its own, FileNotFoundError
+    pair("""\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Trainer:
+    def __init__(self):
+        run_dir = os.path.join("runs", time.strftime("%H%M%S"))
+        os.makedirs(run_dir, exist_ok=True)
+        self.ckpt = os.path.join(run_dir, "last.pt")
+    def train(self):
+""" + TRAIN.replace("\n    ", "\n        ").replace("    loader", "        loader", 1) + """\
+        torch.save(model.state_dict(), self.ckpt)
+        model.load_state_dict(torch.load(self.ckpt))
+def main():
+    trainer = Trainer()
+    trainer.train()
+main()
+""", """\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+class Trainer:
+    def __init__(self):
+        run_dir = os.path.join("runs", from_main_process(lambda: time.strftime("%H%M%S")))
+        os.makedirs(run_dir, exist_ok=True)
+        self.ckpt = os.path.join(run_dir, "last.pt")
+    def train(self):
+""" + TRAIN.replace("\n    ", "\n        ").replace("    loader", "        loader", 1) + """\
+        torch.save(model.state_dict(), self.ckpt)
+        model.load_state_dict(torch.load(self.ckpt))
+def main():
+    trainer = Trainer()
+    trainer.train()
+main()
+""", "a_clock_reading_in_a_local_name_an_init_stores_in_an_attribute_is_the_main_process_s", also=set()),
 ]
 
 UNCHANGED = [
@@ -226,6 +268,32 @@ def main():
         run = Run()
 main()
 """, id="a_reading_in_a_function_that_only_writes_or_one_built_in_a_loop"),
+    # the `__init__` of a logger class (it holds a file opened for writing, no model): main-process-only
+    # builds its instances on the main process only, where a broadcast of the reading would wait for the
+    # others forever (it did: decision 0207); and an `__init__` that hands its local name to calls only
+    pytest.param("""\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class CSVLogger:
+    def __init__(self):
+        self.run_dir = os.path.join("runs", time.strftime("%H%M%S"))
+        self.file = open(os.path.join(self.run_dir, "log.csv"), "w")
+    def log(self, text):
+        self.file.write(text)
+class Folder:
+    def __init__(self):
+        run_dir = os.path.join("runs", time.strftime("%H%M%S"))
+        os.makedirs(run_dir, exist_ok=True)
+        print(run_dir)
+def main():
+    logger = CSVLogger()
+    folder = Folder()
+""" + TRAIN + """\
+    logger.log("done")
+main()
+""", id="a_reading_in_a_logger_class_or_a_local_name_an_init_only_hands_to_calls"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
