@@ -181,6 +181,12 @@ def _makes_a_logger(facts: Facts, func: cst.FunctionDef) -> bool:
 
 
 def _called_alone(facts: Facts, call: cst.Call) -> bool:
-    """Is `call` a statement of its own, or the value a name is bound to (not a write's argument)?"""
+    """Is `call` a statement of its own, or the value a name is bound to (not a write's argument),
+    or the object of one that trains (`Trainer(config).fit()`, `fit` a method that trains:
+    main-process-only never runs it on the main process alone)?"""
     small = mt.sole(facts.statement(call), (cst.Expr, cst.Assign))
-    return small is not None and small.value is call
+    if small is None:
+        return False
+    outer = small.value
+    return outer is call or isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and \
+        outer.func.value is call and any(facts.trains(f) for f in facts.user_functions(outer))

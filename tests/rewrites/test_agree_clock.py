@@ -214,6 +214,38 @@ def main():
     trainer.train()
 main()
 """, "a_clock_reading_in_a_local_name_an_init_stores_in_an_attribute_is_the_main_process_s", also=set()),
+    # the trainer built and trained in one statement (decision 0198's template: `train.Trainer(config).fit()`)
+    pair("""\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Trainer:
+    def __init__(self):
+        self.run_dir = os.path.join("runs", time.strftime("%H%M%S"))
+    def train(self):
+""" + TRAIN.replace("\n    ", "\n        ").replace("    loader", "        loader", 1) + """\
+        torch.save(model.state_dict(), os.path.join(self.run_dir, "last.pt"))
+        model.load_state_dict(torch.load(os.path.join(self.run_dir, "last.pt")))
+if __name__ == "__main__":
+    Trainer().train()
+""", """\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+class Trainer:
+    def __init__(self):
+        self.run_dir = os.path.join("runs", from_main_process(lambda: time.strftime("%H%M%S")))
+    def train(self):
+""" + TRAIN.replace("\n    ", "\n        ").replace("    loader", "        loader", 1) + """\
+        torch.save(model.state_dict(), os.path.join(self.run_dir, "last.pt"))
+        model.load_state_dict(torch.load(os.path.join(self.run_dir, "last.pt")))
+if __name__ == "__main__":
+    Trainer().train()
+""", "a_clock_reading_of_an_object_built_and_trained_in_one_statement_is_the_main_process_s", also=set()),
 ]
 
 UNCHANGED = [
@@ -294,6 +326,24 @@ def main():
     logger.log("done")
 main()
 """, id="a_reading_in_a_logger_class_or_a_local_name_an_init_only_hands_to_calls"),
+    # an object built in a statement whose method only writes (main-process-only may run it on the
+    # main process alone)
+    pytest.param("""\
+import os
+import time
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class Run:
+    def __init__(self):
+        self.name = os.path.join("runs", time.strftime("%H%M%S"))
+    def describe(self):
+        with open("runs.txt", "a") as f:
+            f.write(self.name)
+def main():
+    Run().describe()
+""" + TRAIN + """\
+main()
+""", id="a_reading_of_an_object_built_in_a_statement_whose_method_only_writes"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
