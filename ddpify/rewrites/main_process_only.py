@@ -232,6 +232,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     _name_untold_items(facts, edits, writers)
     _name_shell_writes(facts, edits, writes, prepared)
     saves, guarded, files, owners = [], [], [], []
+    tests: list[tuple[cst.If, Callable[[cst.BaseExpression], cst.BaseExpression], str]] = []
     for stmt, what in list(writes.items()):
         if facts.scope(stmt) in writers or _already_guarded(facts, stmt, writes):
             if any(facts.is_inside(stmt, owner) for owner in owners):
@@ -260,7 +261,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             # (not after a guarded `return <write>`: the main process leaves there, the others would wait)
         if owner is not None:  # `if args.save_model: torch.save(...)` -> `if args.save_model and ...:`
             reads_logger = any(_on_logger(facts, a.value, loggers) for a in facts.findall(owner.test, cst.Attribute))
-            edits.replace(owner.test, _main_and if reads_logger else _and_main, f"{what} runs on the main process only")
+            tests.append((owner, _main_and if reads_logger else _and_main, f"{what} runs on the main process only"))
             writes[owner] = what
             owners.append(owner)
             continue
@@ -288,6 +289,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
                 _barrier_before_asked(facts, edits, stmt)
         if not options.fsdp:
             _forward_through_module(facts, refs, edits, stmt)
+    for owner, guard, message in tests:  # an `if` inside another so guarded needs no guard of its own (the
+        # outer `if`'s body, the inner `if` among its writes: `if not isdir(d) and is_main_process(): if not
+        # isdir(parent): os.mkdir(parent)`, 25b's DCGAN; decision 0206)
+        if not any(other is not owner and facts.is_inside(owner, other) for other in owners):
+            edits.replace(owner.test, guard, message)
     taken: dict = {}
     for stmt in guarded if options.fsdp else ():
         _hoist_collectives(facts, models, refs, edits, stmt, guarded, taken)

@@ -788,7 +788,7 @@ train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), b
 
 def prepare(log, resume):
     if not resume and is_main_process():
-        if os.path.exists(log) and is_main_process():
+        if os.path.exists(log):
             shutil.rmtree(log)
         os.makedirs(log)
     if is_main_process():
@@ -3715,3 +3715,25 @@ logger.save_log("log.yaml")
 """)
     assert out.endswith('\ntext = yaml.dump({"a": 1})\nif is_main_process():\n    json.dump({"a": 1}, open("a.json", "w"))\n'
                         '    logger.save_log("log.yaml")\n')
+
+
+def test_an_if_of_writes_inside_another_so_guarded_gets_no_guard_of_its_own():
+    """The DCGAN's trainer (25b; decision 0206): `if not os.path.isdir('images/<name>/'):` holding `if not
+    os.path.isdir('images/'): os.mkdir('images')` and `os.mkdir('images/<name>/')`. Both tests were
+    given `and is_main_process()`, the inner one inside a block only the main process enters. Near
+    miss: where the outer `if` also does something else (a print), it runs on every process and the
+    inner `if` keeps its guard."""
+    body = """\
+import os
+
+if not os.path.isdir("images/run/"):
+    if not os.path.isdir("images/"):
+        os.mkdir("images")
+    os.mkdir("images/run/")
+"""
+    out = only(NAME, SCRIPT.instead_of("loop").around(body))
+    assert "if not os.path.isdir(\"images/run/\") and is_main_process():\n" \
+           "    if not os.path.isdir(\"images/\"):\n        os.mkdir(\"images\")\n" in out
+    near = only(NAME, SCRIPT.instead_of("loop").around(body.replace('    os.mkdir("images/run/")\n',
+                                                                    '    print("made")\n')))
+    assert "if not os.path.isdir(\"images/run/\"):\n    if not os.path.isdir(\"images/\") and is_main_process():\n" in near
