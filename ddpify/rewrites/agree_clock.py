@@ -144,7 +144,7 @@ def _once_everywhere(facts: Facts, node: cst.CSTNode, helper: cst.CSTNode | None
                 return True
             if _makes_a_logger(facts, anc):
                 return False  # built on the main process only (main-process-only): a broadcast there waits forever
-            entries = facts.entries(anc) if depth > 0 and _keeps(facts, node, anc) else []
+            entries = _entries(facts, anc) if depth > 0 and _keeps(facts, node, anc) else []
             return bool(entries) and all(_called_alone(facts, e) and _once_everywhere(facts, e, None, depth - 1)
                                          for e in entries)
         if isinstance(anc, (cst.For, cst.While)) or isinstance(anc, cst.If) and not same_everywhere(facts, anc.test):
@@ -169,6 +169,19 @@ def _keeps(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
     names = {facts.ref(t.target, stmt) for t in assign.targets if isinstance(t.target, cst.Name)} - {None}
     return bool(names) and any(isinstance(target, cst.Attribute) and any(facts.ref(n) in names for n in facts.findall(
         value, cst.Name)) for target, value, _ in facts.writes_in(func))
+
+
+def _entries(facts: Facts, func: cst.FunctionDef) -> list[cst.Call]:
+    """Where `func` runs (`Facts.entries`); for an `__init__` no call names, the calls that may
+    build its class by a name looked up at run time (`objects.classes_built`: `getattr(trainers,
+    config["trainer"])(config)`, a registry's item), each of which runs it where it builds one."""
+    entries = facts.entries(func)
+    cls = facts.enclosing_class(func)
+    if entries or func.name.value != "__init__" or cls is None:
+        return entries
+    core = objects.of(facts)
+    return [c for c in facts.calls if not isinstance(c.func, cst.Name) or c.func.value not in facts.classes
+            if cls in core.classes_built(c)]
 
 
 def _makes_a_logger(facts: Facts, func: cst.FunctionDef) -> bool:

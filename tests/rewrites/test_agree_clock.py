@@ -347,3 +347,53 @@ main()
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
+
+
+TRAINERS_MODULE = """\
+import os
+import torch
+import utils
+
+
+class Trainer:
+    def __init__(self, config):
+        logdir = utils.get_logdir(config["logdir"])
+        os.makedirs(logdir, exist_ok=True)
+        self.ckpt = os.path.join(logdir, "model.pt")
+        self.model = torch.nn.Linear(2, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def fit(self):
+        for x in torch.randn(4, 3, 2):
+            self.optimizer.zero_grad()
+            self.model(x).sum().backward()
+            self.optimizer.step()
+        torch.save(self.model.state_dict(), self.ckpt)
+        self.model.load_state_dict(torch.load(self.ckpt))
+"""
+
+
+def test_a_clock_reading_of_a_class_built_by_a_name_looked_up_in_a_module_is_the_main_process_s(tmp_path):
+    """Decision 0198's Left (0207): a trainer whose `__init__` keeps a folder named by a helper's clock
+    reading (`logdir = utils.get_logdir(...)`, a path into it on `self`), its class looked up by the
+    name a configuration gives (`getattr(trainers, config["trainer"])(config)`): no call names
+    `Trainer`, so its `__init__` ran nowhere ddpify could see and the reading stayed each process's
+    own; the main process saved into its folder, another read the checkpoint back from its own
+    (FileNotFoundError). Now the call that may build it (`objects.classes_built`) runs it. Near miss:
+    a lookup in a module that has no such class (nothing builds `Trainer`) leaves the reading alone."""
+    from ddpify.convert import convert_program
+    from ddpify.inputs.program import load
+    (tmp_path / "utils.py").write_text("import os\nimport time\n\n\ndef get_logdir(base):\n"
+                                       "    return os.path.join(base, time.strftime('%Y%m%d-%H%M%S'))\n")
+    (tmp_path / "trainers.py").write_text(TRAINERS_MODULE)
+    (tmp_path / "others.py").write_text("class Plain:\n    def __init__(self, config):\n        self.config = config\n\n"
+                                        "    def fit(self):\n        pass\n")
+    entry = tmp_path / "main.py"
+    entry.write_text("import trainers\n\nconfig = {'trainer': 'Trainer', 'logdir': 'runs'}\n"
+                     "trainer = getattr(trainers, config['trainer'])(config)\ntrainer.fit()\n")
+    result = convert_program(load(entry, entry.read_bytes()))
+    assert "from_main_process(lambda: time.strftime('%Y%m%d-%H%M%S'))" in result.modules["utils.py"].code
+    entry.write_text(entry.read_text().replace("import trainers\n", "import trainers\nimport others\n")
+                     .replace("getattr(trainers,", "getattr(others,"))
+    result = convert_program(load(entry, entry.read_bytes()))
+    assert "utils.py" not in result.modules or "from_main_process" not in result.modules["utils.py"].code
