@@ -22,6 +22,7 @@ proven the same on every process, by `ddpify.analysis.same_values.ranks(facts)`,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import cached_property
 
@@ -61,6 +62,9 @@ COLLECTIVES = frozenset(f"torch.distributed.{name}" for name in """
 # (`torch.load(p, map_location=f"cuda:{rank}")`, `x.to(local_rank)`, `DDP(m, device_ids=[rank])`)
 PLACING_KEYWORDS = frozenset({"map_location", "device", "device_ids", "output_device"})
 PLACING_METHODS = ("to", "cuda")
+# what only seeds a random draw: a data set built with `seed=42 + rank` draws other samples on each
+# process, not another number of them (asked where only a size counts: `Ranks(sizes_only=True)`)
+SEED_KEYWORD = re.compile(r"(^|_)seed$|^random_state$", re.IGNORECASE)
 # methods whose result is made of the string they are called on: a part of a rank-dependent string
 # is rank-dependent (`int(device.split(":")[1])` of `device = f"cuda:{rank}"`)
 STRING_PARTS = ("split", "rsplit", "partition", "rpartition", "strip", "lstrip", "rstrip", "removeprefix",
@@ -80,10 +84,15 @@ GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK
 class Ranks:
     """The rank questions of one program (`ranks(facts)`), each answer kept. `shared` tells a test
     proven the same on every process (`SameValues.same_everywhere`; none without it): one that also reads the rank
-    does not part the processes."""
+    does not part the processes. With `sizes_only` it answers whether a value's size may differ
+    between processes: an argument that only seeds a draw (`seed=42 + rank`, `SEED_KEYWORD`) is not
+    asked (`SameValues._own_share`: the length of a loader of a data set so built is the same on every
+    process); kept apart from the plain questions, whose answers it never shares."""
 
-    def __init__(self, facts: Facts, shared: Callable[[cst.CSTNode], bool] = lambda test: False) -> None:
+    def __init__(self, facts: Facts, shared: Callable[[cst.CSTNode], bool] = lambda test: False,
+                 sizes_only: bool = False) -> None:
         self.facts = facts
+        self.sizes_only = sizes_only
         self._proven_shared = shared
         self._global: dict[cst.CSTNode, bool] = {}
         self._collective: dict[cst.CSTNode, bool] = {}
@@ -618,8 +627,12 @@ class Ranks:
         return rank_word(test.func) or frameworks.main_test(self.facts, test.func) or any(
             self.rank_dependent(a.value, depth) and not self._only_logged(test, a.value)
                                            for a in test.args
-                                           if not (a.keyword and a.keyword.value in PLACING_KEYWORDS)) \
+                                           if not (a.keyword and (a.keyword.value in PLACING_KEYWORDS or self._seeds(a)))) \
             or self.returns_rank_test(test, depth)
+
+    def _seeds(self, arg: cst.Arg) -> bool:
+        """Is `arg` a seed's keyword argument (`seed=42 + rank`) asked where only a size counts?"""
+        return self.sizes_only and arg.keyword is not None and SEED_KEYWORD.search(arg.keyword.value) is not None
 
     def _always_true_instance(self, call: cst.Call) -> bool:
         """Does `call` build an instance of a plain class of the program (no base outside the
@@ -645,7 +658,7 @@ class Ranks:
         if expr not in self._worded:
             worded = [n for n in read_names(self.facts, expr) if rank_word(n)]
             logged = {id(n) for c in self.facts.findall(expr, cst.Call) for a in c.args
-                      if any(self.facts.is_inside(w, a) for w in worded) and self._only_logged(c, a.value)
+                      if any(self.facts.is_inside(w, a) for w in worded) and (self._seeds(a) or self._only_logged(c, a.value))
                       for n in names_in(self.facts, a.value)} if worded else set()
             self._worded[expr] = any(id(n) not in logged for n in worded)
         return self._worded[expr]

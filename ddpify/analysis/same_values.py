@@ -490,14 +490,21 @@ class SameValues:
     def _own_share(self, data: cst.Call) -> bool:
         """Does a torch loader or data set hold this process's own share of the data: the data set
         a loader is given (its sampler may read the rank: a `DistributedSampler`'s shares are of
-        one length), or any data a data set is built from, reads the rank?"""
+        one length), or any data a data set is built from, reads the rank? Asked of sizes only
+        (`_sizes`): a data set built with `seed=42 + rank` draws other samples on each process, as
+        many of them (`MaskLevelDatasetDummy(data, seed=42 + rank, count=20)`, `len(loader)` the same)."""
         name = self.facts.qualify(data.func) or ""
         if name.endswith("Sampler"):
             return False
         given = [a.value for a in data.args if a.keyword is None or a.keyword.value in ("dataset", "indices")]
         if name.endswith("DataLoader"):
             given = given[:1]
-        return any(self.ranks.rank_dependent(g, 3) for g in given)
+        return any(self._sizes.rank_dependent(g, 3) for g in given)
+
+    @cached_property
+    def _sizes(self) -> Ranks:
+        """The rank questions asked of a size (`Ranks(sizes_only=True)`), apart from `self.ranks`."""
+        return Ranks(self.facts, shared=self.ranks._proven_shared, sizes_only=True)
 
     def _counted_length(self, expr: cst.BaseExpression, proving: frozenset) -> bool:
         """A list the program writes out (`val_window = []`) whose length only statements that every
