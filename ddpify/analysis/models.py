@@ -1242,8 +1242,8 @@ def _candidates(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] |
                 candidates.append((2 if any(mt.is_device_move(b) for b in branches) else 1, stmt, name, None))
             continue
         if not isinstance(value, cst.Call) or isinstance(stmt, cst.AugAssign):
-            if _trained_alias(facts, stmt, alias=name):  # `model = embedding_net`, and the training reads `model`
-                candidates.append((1, stmt, name, None))
+            if _trained_alias(facts, stmt, alias=name) or _picked_built_module(facts, value, stmt):
+                candidates.append((1, stmt, name, None))  # `model = embedding_net`, and the training reads `model`
             continue
         qualified = facts.qualify(value.func)
         dataparallel = _dataparallel_call(facts, value)
@@ -1266,6 +1266,21 @@ def _candidates(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] |
         candidates = [c for c in candidates if (built_in := facts.enclosing_class(c[1])) is None
                       or not c[2].startswith("self.") or facts.kin_classes(cls, built_in)] or candidates
     return candidates
+
+
+def _picked_built_module(facts: Facts, value: cst.BaseExpression, stmt: cst.CSTNode) -> bool:
+    """Is `value` an item, picked by a key known at run time, of a container whose every item is a
+    module of the program built there (`self.model = self.model_dic[self.model_name]` after
+    `self.model_dic = {'AlexNet': AlexNet(), 'ResNet18': ResNet18(), ...}`)? The name bound to it
+    holds one module object, whichever key picks it: the model, wrapped there like a construction.
+    Before, the optimizer over `self.model.parameters()` found no model (a TODO), and the loader
+    and the model were both left whole. Not an item of a container of anything else (a tensor, a
+    class, a module the program did not build), nor a plain augmented assignment."""
+    if not isinstance(value, cst.Subscript) or isinstance(stmt, cst.AugAssign) or not dotted(value.value):
+        return False
+    sites = [s for s in objects.of(facts).values(value) if not isinstance(s, objects.CONTAINERS)]
+    classes = [objects.of(facts).classes_built(s) for s in sites]
+    return bool(sites) and all(len(c) == 1 and forward.is_module_class(facts, c[0]) for c in classes)
 
 
 def _pick(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> Model | None:

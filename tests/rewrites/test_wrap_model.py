@@ -7843,3 +7843,66 @@ def test_a_module_that_holds_only_the_wrapped_model_is_not_said_to_be_left_untra
                                       'teacher = Net().to("cpu")\ntrainer = NoiseTrainer(teacher, 0.5).to("cpu")')
     frozen = frozen.replace("loss = trainer(torch.randn(3, 4))", "loss = trainer(torch.randn(3, 4)) + net(torch.randn(3, 4)).sum()")
     assert [m.split("`")[1] for m in warnings(rewritten(NAME, frozen).changes) if untrained in m] == ["trainer"]
+
+
+PICKED_FROM_BUILT = """\
+import torch
+import torch.nn as nn
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Big(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Solver:
+    def __init__(self, net):
+        self.model_name = net
+
+    def load_model(self):
+        self.model_dic = {'small': Small(), 'big': Big()}
+        self.model = self.model_dic[self.model_name]
+        self.model.to("cpu")
+        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-3)
+
+    def run(self, data):
+        self.load_model()
+        for x, y in data:
+            self.optimizer.zero_grad()
+            nn.functional.cross_entropy(self.model(x), y).backward()
+            self.optimizer.step()
+
+
+Solver("small").run([(torch.randn(8, 4), torch.randint(0, 2, (8,)))])
+"""
+
+
+def test_a_model_picked_by_key_from_a_dict_of_the_modules_it_builds_is_wrapped():
+    """Issue 27, round 26's held-out cifar10 Solver (decision 0209): `self.model =
+    self.model_dic[self.model_name]` after `self.model_dic = {'AlexNet': AlexNet(), ...}` holds one
+    module the program built, whichever key picks it; the optimizer over `self.model.parameters()`
+    found no model ("could not tell which model this optimizer trains"), and the model and the
+    loader were both left whole (each process trained on all the data, apart). Now it is wrapped
+    after its move, before the optimizer. Near miss: a dict one of whose items is loaded, not
+    built (`torch.load(path)`), keeps the TODO."""
+    out = rewritten(NAME, PICKED_FROM_BUILT).code
+    assert '        self.model.to("cpu")\n        self.model = DistributedDataParallel(self.model, ' \
+        'device_ids=device_ids(self.model))\n        self.optimizer = ' in out
+    loaded = PICKED_FROM_BUILT.replace("'big': Big()}", "'big': torch.load('big.pt', weights_only=False)}")
+    result = rewritten(NAME, loaded)
+    assert "DistributedDataParallel(self.model" not in result.code
+    assert any("could not tell which model this optimizer trains" in m for m in warnings(result.changes))
+
