@@ -310,7 +310,7 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
     if model.dataparallel is not None:
         return None, False
     own = _own_refs(refs, model)
-    found, forward, beside = None, False, None
+    found, forward, beside, trains = None, False, None, None
     for call, without_grad in calls:
         if dotted(call.func) and not without_grad and _holds_own(facts, refs, own, call.func) is not None:
             forward = True  # its forward runs with gradients (an evaluation's no_grad forward trains nothing)
@@ -326,8 +326,10 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
                 _submodule_of(facts, classes, func.attr.value) and not _losses_only(facts, classes, func.attr.value)
             if beside is None and not without_grad and runs and not _only_written_out(facts, call):
                 beside = facts.code(call.func)
+            if trains is None and not without_grad and any(facts.trains(m) for m in methods):
+                trains = facts.code(call.func)  # `vae.fit_on_data`, not `vae.get_prior_samples_given_Z` before it
     # named by the method that trains (`netD.train_step`), not the first one called (`restore_checkpoint`)
-    return (beside, beside is not None) if forward else (beside or found, False)
+    return (beside, beside is not None) if forward else (trains or beside or found, False)
 
 
 def _only_written_out(facts: Facts, call: cst.Call) -> bool:

@@ -1450,7 +1450,9 @@ class Facts:
         value is a construction of a class of the program (`get_trainer(name, **kwargs)`: `return
         BasicTrainer(**kwargs)` or `return NaiveTrainer(**kwargs)` by name, the tda project's trainer
         whose `trainer.build(...)` makes the optimizer: before, `trainer`'s methods ran nothing
-        ddpify read); [] otherwise."""
+        ddpify read), or a local every value of which is one (`_built_local`: `vae = VAE_Dense(...)` or
+        `vae = TimeVAE(...)` by branch, then `return vae`; before, `vae.fit_on_data(...)` on what it
+        returns ran nothing, and the model was synced after its training); [] otherwise."""
         funcs = [f for f in self.functions.get(dotted(call.func) or "", ()) if self.enclosing_class(f) is None]
         funcs = self._same_file(funcs, call) if funcs else funcs
         if not funcs:
@@ -1465,11 +1467,24 @@ class Facts:
             self._instancing.difference_update(funcs)
         found = [c for c in found if c is not _CYCLE]
         built = [[self.classes[r.func.value]] if isinstance(r, cst.Call) and isinstance(r.func, cst.Name)
-                 and r.func.value in self.classes else [] for f in funcs for r in self.returned(f)
-                 if not mt.is_name(r, "None")]
+                 and r.func.value in self.classes else self._built_local(r, f) for f in funcs
+                 for r in self.returned(f) if not mt.is_name(r, "None")]
         if built and all(built) and not all(found):
             return list(dict.fromkeys(c for cs in built for c in cs))
         return [] if not found or not all(found) else list(dict.fromkeys(c for cs in found for c in cs))
+
+    def _built_local(self, value: cst.BaseExpression, func: cst.FunctionDef) -> list[cst.ClassDef]:
+        """The classes of the program a local name `func` returns holds an instance of, where every
+        value `func` gives it (but None) is a construction of one (`if kind == "wide": model =
+        WideAE()`, `else: model = AE()`, then `return model`); [] otherwise (a parameter, a value
+        of anything else)."""
+        ref = self.ref(value) if isinstance(value, cst.Name) else None
+        if ref is None or ref.scope is not func or ref.name in param_names(func):
+            return []
+        values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")]
+        built = [self.class_of(v.func) if isinstance(v, cst.Call) and isinstance(v.func, cst.Name) else None
+                 for v in values]
+        return [] if not built or not all(built) else list(dict.fromkeys(c for c in built if c is not None))
 
     def _picked_instances(self, value: cst.BaseExpression, depth: int = 2) -> list[cst.ClassDef]:
         """The classes `value` is an instance of where it is built from a class picked by name: a

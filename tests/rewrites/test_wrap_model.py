@@ -7906,3 +7906,72 @@ def test_a_model_picked_by_key_from_a_dict_of_the_modules_it_builds_is_wrapped()
     assert "DistributedDataParallel(self.model" not in result.code
     assert any("could not tell which model this optimizer trains" in m for m in warnings(result.changes))
 
+
+FACTORY_SELF_TRAINED = """\
+import torch
+import torch.nn as nn
+
+
+class AE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(4, 2)
+        self.decoder = nn.Linear(2, 4)
+
+    def fit(self, data, epochs):
+        opt = torch.optim.Adam(self.parameters())
+        for epoch in range(epochs):
+            for x in data:
+                opt.zero_grad()
+                ((self.decoder(self.encoder(x)) - x) ** 2).mean().backward()
+                opt.step()
+
+    def sample(self, z):
+        return self.decoder(z)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+class WideAE(AE):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 2))
+
+
+def build(kind):
+    if kind == "wide":
+        model = WideAE()
+    else:
+        model = AE()
+    return model
+
+
+def train(vae, data):
+    vae.fit(data, 2)
+
+
+model = build("plain")
+print(model.sample(torch.zeros(1, 2)))
+train(vae=model, data=[torch.randn(8, 4)])
+torch.save(model.state_dict(), "ae.pt")
+"""
+
+
+def test_a_model_a_factory_builds_by_branch_that_trains_itself_is_synced_before_training():
+    """Issue 27, round 26's held-out timeVAE (decision 0209): `vae_model =
+    instantiate_vae_model(...)`, whose factory binds a local to one of several classes of the
+    program by branch and returns it, then `train_vae(vae=vae_model, ...)` runs the model's own
+    `fit_on_data` (its own Adam over `self.parameters()`). The factory's local was no instance
+    of any class ddpify saw (`Facts._returned_instances` read `return Cls(...)` only), so
+    `vae.fit_on_data` ran no function, the training call did not end the model's set-up, and the
+    sync came after the training (there: after the reload; here a DDP wrap after the save), each
+    process training its own copy. Now it is synced where it is built, the report naming the
+    method that trains, not the first method called. Near miss: a factory whose local may also
+    hold what a function of the program returns keeps the old reading."""
+    out = rewritten(NAME, FACTORY_SELF_TRAINED)
+    assert 'model = build("plain")\nmodel = sync_gradients(model)\n' in out.code
+    assert any("(`vae.fit(...)`)" in c.message for c in out.changes)
+    other = FACTORY_SELF_TRAINED.replace("        model = AE()\n", "        model = load_ae()\n").replace(
+        "def build(kind):", "def load_ae():\n    return torch.load('ae.pt', weights_only=False)\n\n\ndef build(kind):")
+    assert 'model = build("plain")\nmodel = sync_gradients(model)\n' not in rewritten(NAME, other).code
