@@ -324,7 +324,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
         if _barrier_follows(facts, point, set(points.values()) - {point},
                             analysis.loaders.epoch_loops if options.runs(SET_EPOCH) else []):
             continue
-        if not _called_by_all(facts, scope := facts.scope(point), main_only) and isinstance(scope, cst.FunctionDef):
+        if _guarded_where_called(facts, scope := facts.scope(point), main_only):
+            continue  # every call of the helper is guarded itself: the barrier goes after that call, for every process
+        if not _called_by_all(facts, scope, main_only) and isinstance(scope, cst.FunctionDef):
             edits.warn(stmt, UNWAITED.format(func=scope.name.value))
             continue
         if point not in placed:  # several saves that every process reaches at one point: one barrier there
@@ -1400,6 +1402,16 @@ def _reached_by_all(facts: Facts, stmt: cst.CSTNode, main_only: AbstractSet[cst.
     return point
 
 
+def _guarded_where_called(facts: Facts, scope: cst.CSTNode, main_only: AbstractSet[cst.CSTNode]) -> bool:
+    """Is `scope` a function every call of which is a statement this rewrite runs on the main process
+    only (`if is_main_process(): self.save_weights(model_dir)`, a helper that writes files, guarded where
+    it is called, and guarded inside too)? A barrier in it would wait for processes that never call it
+    (timeVAE's `save()`: the main process waited in `save_weights` while the other left; round 26,
+    decision 0209); the barrier after the guarded call, which every process passes, waits for the file."""
+    sites = facts.call_sites(scope) if isinstance(scope, cst.FunctionDef) else []
+    return bool(sites) and all(facts.statement(c) in main_only for c in sites)
+
+
 def _called_by_all(facts: Facts, scope: cst.CSTNode, main_only: AbstractSet[cst.CSTNode], depth: int = 3) -> bool:
     """Does every process make every call of `scope` (a function; the module's own code: yes), so that a
     barrier in it waits for all of them: each call is reached by all in its own function
@@ -1411,7 +1423,8 @@ def _called_by_all(facts: Facts, scope: cst.CSTNode, main_only: AbstractSet[cst.
         return True
     for call in facts.call_sites(scope):
         site = facts.statement(call)
-        if _reached_by_all(facts, site, main_only) is not site or not _called_by_all(facts, facts.scope(site), main_only, depth - 1):
+        if site in main_only or _reached_by_all(facts, site, main_only) is not site \
+                or not _called_by_all(facts, facts.scope(site), main_only, depth - 1):
             return False
     return True
 
