@@ -440,6 +440,80 @@ def redrawn_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: se
     return None
 
 
+def buffer_updated_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4,
+                              seen: set | None = None) -> str | None:
+    """A buffer that `cls` registers (`self.register_buffer("ema_w", ...)`, in it or a base of the
+    program) and that `forward`, or a method it calls through `self.`, updates in place from a
+    value of the step (`self.ema_w.data.mul_(decay).add_((1 - decay) * dw)`, `self.queue[:, i] =
+    keys`, `self.count += x.size(0)`), in `cls` or a sub-module class of the program it builds, as
+    "`self.ema_w` of `VQ`, a registered buffer updated in place in forward() (`self.ema_w.data.add_(...)`)";
+    or None. DistributedDataParallel (broadcast_buffers=True) copies the main process's buffers to
+    every process at each forward, so such a buffer learns from the main process's batches only.
+    Not torch's norm layers (their running statistics: not registered by the program), not an
+    update outside the forward (an EMA helper called after the step), not a buffer only read, not
+    an update from the module's own attributes and literals only (`self.steps += 1`: alike on every
+    process)."""
+    seen = set() if seen is None else seen
+    forward = _method(facts, cls, "forward")
+    if cls in seen or forward is None:
+        return None
+    seen.add(cls)
+    buffers = {a.value.evaluated_value for owner in _lineage(facts, cls) for call in facts.findall(owner, cst.Call)
+               if isinstance(call.func, cst.Attribute) and call.func.attr.value == "register_buffer"
+               and mt.is_name(call.func.value, "self") and call.args
+               and isinstance(a := call.args[0], cst.Arg) and isinstance(a.value, cst.SimpleString)}
+    for func in _reached(facts, cls, forward) if buffers else ():
+        for node in facts.findall(func, cst.CSTNode):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                name, read = _in_place_of(node), node.args
+                shown = f"{facts.code(node.func)}(...)"
+            elif isinstance(node, (cst.Assign, cst.AugAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                name = next((n for t in targets if (n := _written_buffer(t))), None)
+                read, shown = [node.value], f"{facts.code(targets[0])} {'=' if isinstance(node, cst.Assign) else facts.code(node.operator).strip()} ..."
+            else:
+                continue
+            if name is not None and name.removeprefix("self.") in buffers and _reads_the_step(facts, read):
+                return f"`{name}` of `{cls.name.value}`, a registered buffer updated in place in {func.name.value}() " \
+                       f"(`{shown}`)"
+    for sub in _sub_module_classes(facts, cls) if depth else ():
+        if (found := buffer_updated_in_forward(facts, sub, depth - 1, seen)) is not None:
+            return found
+    return None
+
+
+def _in_place_of(call: cst.Call) -> str | None:
+    """`self.ema` of `self.ema.data.mul_(d).add_(x)`: the attribute of `self` a chain of in-place
+    tensor methods (named with a trailing `_`) updates; or None."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value.endswith("_") and not func.attr.value.startswith("_")):
+        return None
+    if isinstance(func.value, cst.Call):
+        return _in_place_of(func.value)
+    return _written_buffer(func.value)
+
+
+def _written_buffer(target: cst.BaseExpression) -> str | None:
+    """`self.queue` of `self.queue[:, i]`, `self.ema.data` or `self.ema`: an attribute of `self`
+    written, whole or in part; or None."""
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    name = (dotted(target) or "").removesuffix(".data")
+    return name if name.count(".") == 1 and name.startswith("self.") else None
+
+
+def _reads_the_step(facts: Facts, read: list) -> bool:
+    """Do `read` (a call's arguments, an assigned value) read a name other than `self` and the
+    constants (`x.mean()`, `embed`, `decay`): a value that may differ between the processes."""
+    return any(n.value not in ("self", "True", "False", "None") and not _attribute_name(facts, n)
+               for r in read for n in facts.findall(r, cst.Name))
+
+
+def _attribute_name(facts: Facts, name: cst.Name) -> bool:
+    parent = facts.parent(name)
+    return isinstance(parent, cst.Attribute) and parent.attr is name or isinstance(parent, cst.Arg) and parent.keyword is name
+
+
 def _built(value: cst.BaseExpression) -> cst.BaseExpression:
     """What a chain of calls that hand back their object was called on: `nn.Linear(n, h)` of
     `nn.Linear(n, h).to(x.device)`."""

@@ -208,6 +208,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                                     for c in facts.calls_named("backward", "grad")))
             _sync_copies(facts, edits, model)
             continue
+        _warn_buffer_updated_in_forward(facts, edits, model)
         unused = _why_unused(model)
         extra = ", find_unused_parameters=True" if options.find_unused_parameters or unused else ""
         if unused and not options.find_unused_parameters:
@@ -604,6 +605,23 @@ def _warn_redrawn_in_forward(facts: Facts, edits: Edits, model: Model) -> None:
                    "between the processes in training (DDP averages gradients, it copies no parameter; at each "
                    "epoch's end every process takes the main process's); draw it from a generator seeded alike "
                    "on every process where the copies should agree")
+
+
+def _warn_buffer_updated_in_forward(facts: Facts, edits: Edits, model: Model) -> None:
+    """A warning at a model whose forward updates a registered buffer in place from the batch
+    (`forward.buffer_updated_in_forward`: the EMA codebook of a VQ-VAE, `self.ema_w.data.mul_(decay)
+    .add_(...)` under `if self.training:`): DistributedDataParallel (broadcast_buffers=True) copies
+    the main process's buffers to every process at each forward, so the buffer learns from the main
+    process's batches only and the others' updates are lost, silently. (Torch's norm layers' running
+    statistics are the known, accepted case: not warned.)"""
+    found = next(filter(None, (forward.buffer_updated_in_forward(facts, cls) for cls in model_classes(facts, model))),
+                 None)
+    if found is not None:
+        edits.warn(model.anchor, f"{found}: DistributedDataParallel copies the main process's buffers to every "
+                   f"process at each forward (broadcast_buffers=True), so `{model.name}`'s buffer learns from the "
+                   "main process's batches only and the other processes' updates are lost; all-reduce the "
+                   "statistics before the update (torch.distributed.all_reduce), or wrap with "
+                   "broadcast_buffers=False and sync the buffer by hand")
 
 
 def _names_its_own(facts: Facts, name: str) -> bool:

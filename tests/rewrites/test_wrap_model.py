@@ -5879,6 +5879,82 @@ def test_a_model_whose_forward_draws_a_parameter_again_from_random_numbers_is_wr
            ["`self.scale` of `Warp`, drawn again from random numbers in forward() (`self.scale.data.normal_(...)`)"]
 
 
+EMA_CODEBOOK = """\
+import torch
+import torch.nn as nn
+
+
+class Quantizer(nn.Module):
+    def __init__(self, n, d, decay=0.99):
+        super().__init__()
+        self.decay = decay
+        self.register_buffer("embed", torch.randn(n, d))
+        self.register_buffer("ema_w", torch.randn(n, d))
+
+    def forward(self, z):
+        codes = torch.cdist(z, self.embed).argmin(1)
+        if self.training:
+            self._update(z, codes)
+        return z + (self.embed[codes] - z).detach()
+
+    def _update(self, z, codes):
+        dw = nn.functional.one_hot(codes, self.embed.size(0)).float().t() @ z
+        self.ema_w.data.mul_(self.decay).add_((1 - self.decay) * dw)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encode = nn.Linear(10, 4)
+        self.quantize = Quantizer(8, 4)
+        self.decode = nn.Linear(4, 10)
+
+    def forward(self, x):
+        return self.decode(self.quantize(self.encode(x)))
+
+
+model = Net()
+optimizer = torch.optim.Adam(model.parameters())
+for x in torch.randn(3, 4, 10):
+    optimizer.zero_grad()
+    (model(x) - x).pow(2).mean().backward()
+    optimizer.step()
+"""
+
+
+def test_a_model_whose_forward_updates_a_registered_buffer_is_wrapped_with_a_warning():
+    """Issue 27, round 26's VQ-VAE (decision 0210): its EMA codebook lives in registered buffers that
+    forward() updates in place in training (`self.ema_w.data.mul_(decay).add_(...)`).
+    DistributedDataParallel (broadcast_buffers=True) copies the main process's buffers to every process
+    at each forward, so the codebook learns from the main process's batches only; the report said
+    nothing. The model is wrapped, with a warning at it naming the buffer and what to do. Near misses,
+    no warning: BatchNorm only; the same update in a helper called after the step on the bare module;
+    a buffer only read in forward; a counter the forward bumps by a literal (`self.steps += 1`)."""
+    result = rewritten(NAME, EMA_CODEBOOK)
+    assert "model = Net()\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in result.code
+    line = EMA_CODEBOOK.splitlines().index("model = Net()") + 1
+    [(at, message)] = [(c.line, c.message) for c in result.changes if c.kind == "warning"]
+    assert at == line and message.startswith(
+        "`self.ema_w` of `Quantizer`, a registered buffer updated in place in _update() "
+        "(`self.ema_w.data.mul_(self.decay).add_(...)`): DistributedDataParallel copies the main process's buffers")
+    assert "broadcast_buffers=False" in message and "all-reduce" in message
+    queue = EMA_CODEBOOK.replace("        self.ema_w.data.mul_(self.decay).add_((1 - self.decay) * dw)\n",
+                                 "        self.ema_w[codes] = z\n")
+    assert [c.message.split(":")[0] for c in rewritten(NAME, queue).changes if c.kind == "warning"] == \
+           ["`self.ema_w` of `Quantizer`, a registered buffer updated in place in _update() (`self.ema_w[codes] = ...`)"]
+    batchnorm = EMA_CODEBOOK.replace("        self.quantize = Quantizer(8, 4)\n", "        self.quantize = nn.BatchNorm1d(4)\n")
+    after_step = EMA_CODEBOOK.replace("            self._update(z, codes)\n", "            pass\n").replace(
+        "    optimizer.step()\n", "    optimizer.step()\n    with torch.no_grad():\n"
+        "        model.quantize._update(torch.randn(4, 4), torch.zeros(4).long())\n")
+    read_only = EMA_CODEBOOK.replace("            self._update(z, codes)\n", "            pass\n")
+    counter = EMA_CODEBOOK.replace("        self.ema_w.data.mul_(self.decay).add_((1 - self.decay) * dw)\n",
+                                   "        self.steps += 1\n").replace(
+        '        self.register_buffer("ema_w", torch.randn(n, d))\n', '        self.register_buffer("steps", torch.zeros(()))\n')
+    for near in (batchnorm, after_step, read_only, counter):
+        assert near != EMA_CODEBOOK and "DistributedDataParallel(model" in rewritten(NAME, near).code
+        assert not warnings(rewritten(NAME, near).changes), near
+
+
 BARE_TENSOR_THEN_MODEL = """\
 import torch
 from torch.utils.data import DataLoader, TensorDataset
