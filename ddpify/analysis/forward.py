@@ -452,7 +452,11 @@ def buffer_updated_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4,
     Not torch's norm layers (their running statistics: not registered by the program), not an
     update outside the forward (an EMA helper called after the step), not a buffer only read, not
     an update from the module's own attributes and literals only (`self.steps += 1`: alike on every
-    process)."""
+    process), not a buffer registered with `persistent=False` (a cache the module rebuilds, a causal
+    mask for the input's length: no statistic, which the state dict would keep), not a buffer the
+    program all-reduces or broadcasts itself (`dist.all_reduce(m.running_var_mean)` after the step),
+    not a class whose forward all-reduces (`dist.all_reduce(embed_sum)` before the update:
+    then every process updates the buffer alike)."""
     seen = set() if seen is None else seen
     forward = _method(facts, cls, "forward")
     if cls in seen or forward is None:
@@ -461,8 +465,12 @@ def buffer_updated_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4,
     buffers = {a.value.evaluated_value for owner in _lineage(facts, cls) for call in facts.findall(owner, cst.Call)
                if isinstance(call.func, cst.Attribute) and call.func.attr.value == "register_buffer"
                and mt.is_name(call.func.value, "self") and call.args
-               and isinstance(a := call.args[0], cst.Arg) and isinstance(a.value, cst.SimpleString)}
-    for func in _reached(facts, cls, forward) if buffers else ():
+               and isinstance(a := call.args[0], cst.Arg) and isinstance(a.value, cst.SimpleString)
+               and not ((kept := mt.keyword(call, "persistent")) and mt.is_name(kept.value, "False"))}
+    reached = _reached(facts, cls, forward) if buffers else []
+    if any(_all_reduces(facts, call) for func in reached for call in facts.calls_in(func)):
+        reached = []  # the statistics summed over the processes first: the update is the same on each
+    for func in reached:
         for node in facts.findall(func, cst.CSTNode):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 name, read = _in_place_of(node), node.args
@@ -473,13 +481,38 @@ def buffer_updated_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4,
                 read, shown = [node.value], f"{facts.code(targets[0])} {'=' if isinstance(node, cst.Assign) else facts.code(node.operator).strip()} ..."
             else:
                 continue
-            if name is not None and name.removeprefix("self.") in buffers and _reads_the_step(facts, read):
+            if name is not None and name.removeprefix("self.") in buffers and _reads_the_step(facts, read) \
+                    and not _synced_by_hand(facts, name.removeprefix("self.")):
                 return f"`{name}` of `{cls.name.value}`, a registered buffer updated in place in {func.name.value}() " \
                        f"(`{shown}`)"
     for sub in _sub_module_classes(facts, cls) if depth else ():
         if (found := buffer_updated_in_forward(facts, sub, depth - 1, seen)) is not None:
             return found
     return None
+
+
+def _all_reduces(facts: Facts, call: cst.Call, depth: int = 2) -> bool:
+    """`dist.all_reduce(x)`, `torch.distributed.all_gather(out, x)` (`COLLECTS`), or a function of the
+    program that makes one (MoCo's `concat_all_gather(keys)` before its queue's update): what the
+    update reads is gathered from every process, so it is alike on each."""
+    return (facts.qualify(call.func) or "") in COLLECTS or depth > 0 and any(
+        _all_reduces(facts, inner, depth - 1) for func in facts.user_functions(call) for inner in facts.calls_in(func))
+
+
+COLLECTS = ("torch.distributed.all_reduce", "torch.distributed.all_reduce_coalesced", "torch.distributed.all_gather",
+            "torch.distributed.all_gather_into_tensor")
+
+
+def _synced_by_hand(facts: Facts, buffer: str) -> bool:
+    """Does the program all-reduce or broadcast the buffer itself, anywhere
+    (`dist.all_reduce(module.running_var_mean)` in the training loop after each step): then every
+    process's update counts before DDP's next broadcast."""
+    return any((facts.qualify(call.func) or "") in SYNCS and any(
+        (dotted(a.value) or "").removesuffix(".data").rsplit(".", 1)[-1] == buffer for a in call.args if a.keyword is None)
+        for call in facts.calls)
+
+
+SYNCS = ("torch.distributed.all_reduce", "torch.distributed.broadcast", "torch.distributed.all_reduce_coalesced")
 
 
 def _in_place_of(call: cst.Call) -> str | None:

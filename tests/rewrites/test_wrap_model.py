@@ -5929,7 +5929,8 @@ def test_a_model_whose_forward_updates_a_registered_buffer_is_wrapped_with_a_war
     at each forward, so the codebook learns from the main process's batches only; the report said
     nothing. The model is wrapped, with a warning at it naming the buffer and what to do. Near misses,
     no warning: BatchNorm only; the same update in a helper called after the step on the bare module;
-    a buffer only read in forward; a counter the forward bumps by a literal (`self.steps += 1`)."""
+    a buffer only read in forward; a counter the forward bumps by a literal (`self.steps += 1`); the
+    statistics all-reduced before the update (decision 0211: the update is then alike on every process)."""
     result = rewritten(NAME, EMA_CODEBOOK)
     assert "model = Net()\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in result.code
     line = EMA_CODEBOOK.splitlines().index("model = Net()") + 1
@@ -5950,7 +5951,9 @@ def test_a_model_whose_forward_updates_a_registered_buffer_is_wrapped_with_a_war
     counter = EMA_CODEBOOK.replace("        self.ema_w.data.mul_(self.decay).add_((1 - self.decay) * dw)\n",
                                    "        self.steps += 1\n").replace(
         '        self.register_buffer("ema_w", torch.randn(n, d))\n', '        self.register_buffer("steps", torch.zeros(()))\n')
-    for near in (batchnorm, after_step, read_only, counter):
+    all_reduced = EMA_CODEBOOK.replace("        self.ema_w.data.mul_(", "        torch.distributed.all_reduce(dw)\n"
+                                       "        self.ema_w.data.mul_(")
+    for near in (batchnorm, after_step, read_only, counter, all_reduced):
         assert near != EMA_CODEBOOK and "DistributedDataParallel(model" in rewritten(NAME, near).code
         assert not warnings(rewritten(NAME, near).changes), near
 

@@ -6,7 +6,7 @@ from typing import Iterator
 
 import libcst as cst
 
-from ddpify.analysis import bare_model
+from ddpify.analysis import bare_model, forward
 from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
@@ -589,3 +589,78 @@ def _yes_no(f, expr: cst.BaseExpression, depth: int) -> bool:
     ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
     values = [v for _, v, _ in f.writes(ref)] if ref is not None else []
     return bool(values) and all(_yes_no(f, v, depth - 1) for v in values)
+
+
+@rule("DDP027")
+def buffer_updated_in_forward(ctx: Context) -> Iterator[Hit]:
+    """A model wrapped in DDP whose forward updates a registered buffer in place from the batch.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+
+        class Centered(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(2, 2)
+                self.register_buffer("mean", torch.zeros(2))
+
+            def forward(self, x):
+                self.mean.mul_(0.99).add_(x.mean(0), alpha=0.01)
+                return self.fc(x - self.mean)
+
+        model = DDP(Centered().cuda())
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+
+        class Centered(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(2, 2)
+                self.register_buffer("mean", torch.zeros(2))
+
+            def forward(self, x):
+                batch = x.mean(0)
+                dist.all_reduce(batch)
+                self.mean.mul_(0.99).add_(batch / dist.get_world_size(), alpha=0.01)
+                return self.fc(x - self.mean)
+
+        model = DDP(Centered().cuda())
+
+    DDP (`broadcast_buffers=True`, the default) copies the main process's buffers to every
+    process at the start of each forward: a buffer the forward updates from its own batch (an EMA
+    codebook, a running mean, a queue of keys) is overwritten on every other process, so it learns
+    from the main process's batches only and the others' updates are lost, silently. All-reduce
+    the statistics before the update, or wrap with `broadcast_buffers=False` and sync the buffer
+    by hand. Found for a `DistributedDataParallel(...)` wrap not given `broadcast_buffers` of a
+    model of the program whose forward, or a method it calls through `self.`, updates a buffer it
+    registers from a value of the step (`forward.buffer_updated_in_forward`, the question behind
+    convert's warning of decision 0210); not torch's norm layers, not a forward that all-reduces,
+    not an update in a helper called after the step, not a buffer only read, not a buffer
+    registered with `persistent=False` (a cache, a causal mask rebuilt for the input's length), not
+    a buffer the program all-reduces or broadcasts itself (`dist.all_reduce(m.running_var)` after
+    the step).
+    """
+    f = ctx.facts
+    for wrap in ctx.script.calls_of(DDP):
+        inner = mt.positional(wrap, 0) or mt.keyword(wrap, "module")
+        given = mt.keyword(wrap, "broadcast_buffers")
+        if inner is None or given is not None and not mt.is_name(given.value, "True"):
+            continue
+        built = [o for o in (inner.value, *f.origins(inner.value))]
+        found = next(filter(None, (forward.buffer_updated_in_forward(f, cls) for cls in forward.classes_of(f, built))),
+                     None)
+        if found is not None:
+            yield Hit(wrap, f"{found}: DDP copies the main process's buffers to every process at each forward "
+                            "(broadcast_buffers=True), so the buffer learns from the main process's batches only and "
+                            "the other processes' updates are lost; all-reduce the statistics before the update "
+                            "(torch.distributed.all_reduce), or wrap with broadcast_buffers=False and sync the "
+                            "buffer by hand")
