@@ -433,10 +433,10 @@ def _held_apart(f, call: cst.Call, kind: str) -> bool:
 
 
 def _given(f, call: cst.Call, name: str) -> list[cst.BaseExpression]:
-    """What a `DataLoader(...)` call is given as `name`: by keyword or place, or as an entry of a
-    `**mapping` it unpacks (`Facts.unpacked_entries`)."""
+    """What a `DataLoader(...)` call is given as `name`: by keyword or place, else what the
+    `**mappings` it unpacks pass (`Facts.keyword_given`, the question convert's added keywords ask)."""
     arg = mt.loader_arg(call, name)
-    return [arg.value] if arg is not None else f.unpacked_entries(call, name)
+    return [arg.value] if arg is not None else f.keyword_given(call, name).values
 
 
 def _shuffle_fix(f, call: cst.Call, shuffle: cst.Arg, sampler: cst.BaseExpression):
