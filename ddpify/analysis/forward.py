@@ -594,6 +594,14 @@ def handed_modules(facts: Facts, value: cst.BaseExpression) -> list[cst.BaseExpr
     parameter it holds is theirs. None where the class makes one of its own (`self.head =
     nn.Linear(...)`), keeps none, does not show them all (`_made_in_init`), or where an argument is
     not found at the call."""
+    kept = kept_modules(facts, value)
+    return None if kept is None else [arg for _, arg in kept]
+
+
+def kept_modules(facts: Facts, value: cst.BaseExpression) -> list[tuple[str, cst.BaseExpression]] | None:
+    """`handed_modules`, each argument with the attribute of the instance that keeps it:
+    `[("model", unet)]` for `GaussianDiffusionTrainer(unet, ...)` whose `__init__` keeps `self.model
+    = model`."""
     value = _built(value)
     cls = facts.classes.get(dotted(value.func) or "") if isinstance(value, cst.Call) else None
     if cls is None or not _made_in_init(facts, cls):
@@ -606,14 +614,16 @@ def handed_modules(facts: Facts, value: cst.BaseExpression) -> list[cst.BaseExpr
     kept = []
     for target, written, _ in facts.writes_in(init):
         for one, part in _paired(target, written):
-            if not (dotted(one) or "").startswith("self."):
+            attribute = dotted(one) or ""
+            if not attribute.startswith("self."):
                 continue
             if _may_hold_parameters(facts, part):
                 return None  # made here: a parameter of its own
-            if dotted(part) in received and dotted(one) in called:
-                kept.append(dotted(part))
-    args = [facts.argument_for(value, init, name) for name in kept]
-    return None if not args or any(a is None for a in args) else [a for a in args if a is not None]
+            if dotted(part) in received and attribute in called:
+                kept.append((attribute.removeprefix("self."), dotted(part)))
+    args = [(attribute, facts.argument_for(value, init, name)) for attribute, name in kept]
+    return None if not args or any(a is None for _, a in args) else \
+        [(attribute, a) for attribute, a in args if a is not None]
 
 
 def _made_in_init(facts: Facts, cls: cst.ClassDef) -> list[cst.CSTNode] | None:

@@ -195,6 +195,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     facts, models = analysis.facts, analysis.models
     own = own_wraps(facts)
     ids = "ddpify_device_ids" if _names_its_own(facts, "device_ids") else "device_ids"
+    rehanded: set[cst.CSTNode] = set()  # holders handed the wrapper after the wrap (`_holders_of_bare`)
     for model in models.wrapped:
         name = model.name
         _warn_made_in_forward(facts, edits, model, options)
@@ -219,7 +220,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             wrap = f"if any(p.requires_grad for p in {name}.parameters()):\n    {wrap}"
         elif model.maybe_none:  # built on some paths only
             wrap = f"if {name} is not None:\n    {wrap}"
-        lines = [wrap]
+        holders = list(_holders_of_bare(facts, model))
+        lines = [wrap, *(f"{holder}.{attribute} = {name}\n" for holder, attribute, _ in holders)]
+        rehanded.update(site for _, _, site in holders)
         if options.sync_batchnorm:
             lines.insert(0, f"{name} = convert_sync_batchnorm({name})\n")
             edits.add_import("ddpify_runtime", "convert_sync_batchnorm")
@@ -236,6 +239,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             elif model.maybe_none:
                 where += " where it is built (it is None on the other path)"
             edits.record(model.anchor, f"`{name}` wrapped in DistributedDataParallel{where}", needs_group=True)
+            _record_holders(edits, model, holders)
         edits.add_import("torch.nn.parallel", "DistributedDataParallel")
         edits.add_import("ddpify_runtime", "device_ids" if ids == "device_ids" else f"device_ids as {ids}")
         _rewrap_replaced(facts, edits, model, extra, ids)
@@ -244,7 +248,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     if not options.fsdp and any(not model.synced for model in models.wrapped):
         _stray_dataparallel(facts, edits, models)
     left = "unsharded" if options.fsdp else "unwrapped"
-    for name, stmt in _untrained_models(facts, models):
+    for name, stmt in _untrained_models(facts, models, rehanded):
         edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left {left} (right for a "
                      "frozen or loss-only module; wrap it if it should learn)")
     for call, model, _ in penalties(facts, models.refs):
@@ -745,7 +749,46 @@ def _why_unused(model: Model) -> str | None:
     return model.unused
 
 
-def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.CSTNode]]:
+def _holders_of_bare(facts: Facts, model: Model) -> Iterator[tuple[str, str, cst.CSTNode]]:
+    """Modules the wrap's function holds, built before the wrap around the bare model, that keep it
+    as an attribute and run it in their forward (`forward.kept_modules`: a noise-prediction trainer
+    `NoiseTrainer(net)` that a factory returns beside `net`): their forward would run the bare
+    model, whose gradients DDP never averages. Each is handed the wrapper after the wrap:
+
+        net, trainer = build(device)   ->  net, trainer = build(device)
+                                           net = DistributedDataParallel(net, device_ids=device_ids(net))
+                                           trainer.model = net
+
+    Yields (the holder's name, its attribute, the holder's construction)."""
+    if model.dataparallel is not None or model.before_anchor or isinstance(model.defined, cst.FunctionDef):
+        return
+    flow = objects.of(facts)
+    scope = facts.scope(model.anchor)
+    writes = [(one, stmt) for target, _, stmt in facts.writes_in(scope) if facts.before(stmt, model.anchor)
+              or facts.is_inside(stmt, model.anchor) for one in (
+                  [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target])]
+    bare = frozenset().union(*(flow.ref_values(ref) for one, _ in writes
+                               if dotted(one) == model.name and (ref := facts.ref(one)) is not None))
+    if not bare:
+        return
+    seen = set()
+    for one, _ in writes:
+        holder = dotted(one)
+        ref = facts.ref(one) if isinstance(one, cst.Name) and holder != model.name else None
+        for site in flow.ref_values(ref) if ref is not None else ():
+            for attribute, handed in forward.kept_modules(facts, site) or ():
+                if flow.values(handed) & bare and (holder, attribute) not in seen:
+                    seen.add((holder, attribute))
+                    yield holder, attribute, site
+
+
+def _record_holders(edits: Edits, model: Model, holders: list[tuple[str, str, cst.CSTNode]]) -> None:
+    for holder, attribute, _ in holders:
+        edits.record(model.anchor, f"`{holder}` was built around the bare `{model.name}` before the wrap: "
+                     f"`{holder}.{attribute}` now holds the wrapper, so its forward runs DDP's")
+
+
+def _untrained_models(facts: Facts, models: Models, rehanded: set[cst.CSTNode]) -> Iterator[tuple[str, cst.CSTNode]]:
     """Modules built and moved to a device (`teacher = Net().to(device)`), called inside a loop
     that trains, that no optimizer covers (none of `models`), nor copy the weights of one that
     does (a target network, an EMA copy: `models.weight_copies`); not one that makes no parameter
@@ -764,7 +807,8 @@ def _untrained_models(facts: Facts, models: Models) -> Iterator[tuple[str, cst.C
         if forward.makes_no_parameter(facts, value.func.value):
             continue  # nothing to train (a fixed sinusoidal embedding)
         handed = forward.handed_modules(facts, value.func.value)
-        if handed and all(holds_wrapper(facts, models.refs, arg) is WRAPPER for arg in handed):
+        if handed and all(holds_wrapper(facts, models.refs, arg) is WRAPPER for arg in handed) \
+                or value.func.value in rehanded:
             continue  # every parameter it holds is a wrapped model's, which an optimizer trains
         if objects.of(facts).receivers(facts.ref(target, stmt)) & models.refs.keys():
             continue  # trained by a function that wraps it on entry

@@ -95,6 +95,9 @@ before every step.
 fixtures/objects_lazy (the twenty-fifth sweep's simclr_click_lazylinear_ntxent, decision 0194): a model whose sub-module
 holds `nn.LazyLinear` layers, made by a dry run on a zero batch under `torch.no_grad()` right after it is built: wrapped
 after the dry run (before it, DDP refused the parameters not made yet and every process stopped), sharded, saved once.
+fixtures/objects_holder_factory (decision 0207's Left, 0219): a factory returns the model and a trainer module that
+keeps it and runs it in its forward, the wrap placed after the factory's call: the trainer is handed the wrapper
+(its forward ran the bare model before, no gradient averaged).
 """
 
 from __future__ import annotations
@@ -142,6 +145,7 @@ CASES = {  # case: (training set sizes, the files main-process saves write)
     "objects_weight_dict": ((64,), {"weights.pt"}),
     "objects_helper_grads": ((64,), {"linear.pt"}),
     "objects_lazy": ((64,), {"model.pt"}),
+    "objects_holder_factory": ((64,), {"model.pt"}),
 }
 EXTRA = {"objects_stream", "objects_stream_partial", "objects_datapipe", "objects_meter", "objects_inline", "objects_episodes"}  # cases with checks of their own (objects_stream: no sampler, no indices)
 REBUILT = {"objects_runner", "objects_prepared", "objects_comprehension"}

@@ -7924,6 +7924,46 @@ def test_a_module_that_holds_only_the_wrapped_model_is_not_said_to_be_left_untra
     assert [m.split("`")[1] for m in warnings(rewritten(NAME, frozen).changes) if untrained in m] == ["trainer"]
 
 
+HOLDER_FROM_FACTORY = DIFFUSION_HOLDER.replace("""\
+net = Net().to("cpu")
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+trainer = NoiseTrainer(net, 0.5).to("cpu")
+""", """\
+def build():
+    net = Net().to("cpu")
+    trainer = NoiseTrainer(net, 0.5).to("cpu")
+    return net, trainer
+
+
+net, trainer = build()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+""")
+
+
+def test_a_holder_built_around_the_bare_model_before_the_wrap_is_handed_the_wrapper():
+    """Issue 27, decision 0207's Left (0219): a factory returns the model and a module that keeps it
+    (`self.model = model`) and runs it in its forward; the wrap lands after the factory's call, so
+    the holder's forward ran the bare model: DDP averaged no gradient and each process trained its
+    own copy, while the report said the holder was "left unwrapped" as if frozen. The holder is
+    handed the wrapper right after the wrap. Near misses: a holder handed another module (a frozen
+    teacher) and one that makes a layer of its own are left as they are, still named."""
+    result = rewritten(NAME, HOLDER_FROM_FACTORY)
+    assert ("net, trainer = build()\nnet = DistributedDataParallel(net, device_ids=device_ids(net))\n"
+            "trainer.model = net\n") in result.code
+    assert [m for m in warnings(result.changes) if "no optimizer trains it" in m] == []
+    teacher = HOLDER_FROM_FACTORY.replace("    trainer = NoiseTrainer(net, 0.5)",
+                                          "    trainer = NoiseTrainer(Net(), 0.5)")
+    teacher = teacher.replace("loss = trainer(torch.randn(3, 4))",
+                              "loss = trainer(torch.randn(3, 4)) + net(torch.randn(3, 4)).sum()")
+    assert "trainer.model" not in rewritten(NAME, teacher).code
+    own = HOLDER_FROM_FACTORY.replace("        self.model = model\n",
+                                      "        self.model = model\n        self.head = nn.Linear(4, 4)\n")
+    own = own.replace("self.model(x + noise * self.scale)", "self.head(self.model(x + noise * self.scale))")
+    result = rewritten(NAME, own)
+    assert "trainer.model" not in result.code
+    assert [m.split("`")[1] for m in warnings(result.changes) if "no optimizer trains it" in m] == ["trainer"]
+
+
 PICKED_FROM_BUILT = """\
 import torch
 import torch.nn as nn
