@@ -68,7 +68,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep25a.json", 8),
                                         ("fresh_sweep26b.json", 8),
                                         ("fresh_sweep26a.json", 8),
-                                        ("fresh_sweep27b.json", 8)])
+                                        ("fresh_sweep27b.json", 8),
+                                        ("fresh_sweep27a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -437,6 +438,45 @@ def test_the_twenty_fifth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep()
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep25a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 5 and not part_a & earlier
+
+
+def test_the_twenty_seventh_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep27a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep27a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 7 and not part_a & earlier
+
+
+def test_the_stand_in_attr_builds_attrs_classes_with_defaults_factories_converters_and_evolve():
+    """loudinthecloud/pytorch-ntm's task objects are attrs classes: `attrib(default=..., convert=int)`
+    parameters overridden by `attr.evolve(params, **overrides)` from the command line's strings, and a
+    training object whose `net`, `dataloader` and `optimizer` fields default to methods (`@net.default`)
+    that read the fields before them (a `Factory` of the parameters); an unknown field is a TypeError."""
+    out = _stubbed("import attr\n"
+                   "from attr import attrs, attrib, Factory\n"
+                   "@attrs\n"
+                   "class P(object):\n"
+                   "    name = attrib(default='copy')\n"
+                   "    width = attrib(default=8, convert=int)\n"
+                   "@attrs\n"
+                   "class T(object):\n"
+                   "    params = attrib(default=Factory(P))\n"
+                   "    net = attrib()\n"
+                   "    opt = attrib()\n"
+                   "    @net.default\n"
+                   "    def make_net(self):\n"
+                   "        return self.params.width * 2\n"
+                   "    @opt.default\n"
+                   "    def make_opt(self):\n"
+                   "        return self.net + 1\n"
+                   "p = attr.evolve(P(), width='5')\n"
+                   "t = T(params=p)\n"
+                   "print(p, attr.asdict(p), t.net, t.opt, T().net)\n"
+                   "try:\n"
+                   "    attr.evolve(p, bogus='1')\n"
+                   "except TypeError:\n"
+                   "    print('unknown')")
+    assert out.split("\n")[:2] == ["P(name='copy', width=5) {'name': 'copy', 'width': 5} 10 11 16", "unknown"]
 
 
 def test_the_twenty_sixth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
