@@ -69,7 +69,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep26b.json", 8),
                                         ("fresh_sweep26a.json", 8),
                                         ("fresh_sweep27b.json", 8),
-                                        ("fresh_sweep27a.json", 8)])
+                                        ("fresh_sweep27a.json", 8),
+                                        ("fresh_sweep27c.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -628,6 +629,61 @@ def test_the_twenty_fifth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep()
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep25c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 5 and not part_c & earlier
+
+
+def test_the_twenty_seventh_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep27c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep27c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 7 and not part_c & earlier
+
+
+def test_the_stand_in_fvcore_config_merges_a_yaml_over_its_base_and_the_command_lines_overrides(tmp_path):
+    """A change-detection project (decision 0214) subclasses fvcore's CfgNode: `merge_from_file` of a
+    config whose `_BASE_` names another file (read relative to it, overridden key by key; `LR: 1e-4`, a string to YAML, read as the float yacs
+    decodes), then
+    `merge_from_list` of the command line's `KEY VALUE` pairs, on a node its `new_config()` returns as
+    `C.clone()` (of the subclass: a plain node's merge_from_file reads no base); nodes read as attributes."""
+    (tmp_path / "base.yaml").write_text("TRAINER:\n  LR: 1e-4\n  EPOCHS: 200\nMODEL:\n  TYPE: unet\n  TOPOLOGY: [64, 128]\n")
+    (tmp_path / "run.yaml").write_text('_BASE_: "base.yaml"\nMODEL:\n  TYPE: siamese\n')
+    out = _stubbed("from fvcore.common.config import CfgNode as _C\n"
+                   "class CfgNode(_C):\n"
+                   "    def __init__(self, init_dict=None, key_list=None, new_allowed=False):\n"
+                   "        self.__dict__[CfgNode.NEW_ALLOWED] = True\n"
+                   "        super().__init__(init_dict, key_list, True)\n"
+                   "cfg = CfgNode(); cfg.TRAINER = CfgNode(); cfg = cfg.clone()\n"
+                   f"cfg.merge_from_file({str(tmp_path / 'run.yaml')!r})\n"
+                   "cfg.merge_from_list(['TRAINER.EPOCHS', '2', 'MODEL.TOPOLOGY', '[8,16]'])\n"
+                   "print(cfg.TRAINER.LR, cfg.TRAINER.EPOCHS, cfg.MODEL.TYPE, list(cfg.MODEL.TOPOLOGY), cfg.clone() == cfg)")
+    assert out.split() == ["0.0001", "2", "siamese", "[8,", "16]", "True"]
+
+
+def test_the_stand_in_warmup_scheduler_warms_up_then_hands_over_and_saves_its_state():
+    """A segmentation trainer (decision 0214) wraps CosineAnnealingLR in warmup_scheduler's
+    GradualWarmupScheduler(multiplier=1, total_epoch=2) and saves its state_dict in every checkpoint:
+    the rate climbs from 0 to the base over 2 steps, then follows the cosine; the state pickles."""
+    out = _stubbed("import io, warnings, torch\nwarnings.simplefilter('ignore')\n"
+                   "from warmup_scheduler import GradualWarmupScheduler\n"
+                   "opt = torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))], lr=1.0)\n"
+                   "cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, 2, eta_min=0.0)\n"
+                   "s = GradualWarmupScheduler(opt, multiplier=1, total_epoch=2, after_scheduler=cos)\n"
+                   "lrs = [opt.param_groups[0]['lr']]\n"
+                   "for _ in range(5):\n    opt.step(); s.step(); lrs.append(round(opt.param_groups[0]['lr'], 3))\n"
+                   "torch.save(s.state_dict(), io.BytesIO()); print(lrs)")
+    assert out.strip() == "[0.0, 0.5, 1.0, 1.0, 0.5, 0.0]"
+
+
+def test_the_stand_in_torchvision_functional_serves_interpolation_mode_resize_and_normalize():
+    """An ECG project (decision 0214) resizes a (leads, steps, 1) signal along its steps with
+    `F.resize(x, size=(n, 1))` and normalizes each lead with `F.normalize(x, mean=..., std=...)`; a
+    self-supervised library imports `InterpolationMode` from the functional module."""
+    out = _stubbed("import torch\nimport torchvision.transforms.functional as F\n"
+                   "from torchvision.transforms.functional import InterpolationMode\n"
+                   "from torchvision import transforms\n"
+                   "x = torch.arange(24.).reshape(2, 12, 1)\n"
+                   "r = F.resize(x, size=(6, 1)); n = F.normalize(x, mean=[1.0, 2.0], std=[2.0, 4.0])\n"
+                   "print(tuple(r.shape), float(n[1, 0, 0]), InterpolationMode.BICUBIC, InterpolationMode is transforms.InterpolationMode)")
+    assert out.split() == ["(2,", "6,", "1)", "2.5", "bicubic", "True"]
 
 
 def test_the_stand_in_timm_builds_the_torchvision_stand_ins_family_and_refuses_pretrained_weights():

@@ -175,6 +175,9 @@ def _to_pil_image(x, mode=None):
 functional = types.ModuleType(__name__ + ".functional")  # `import torchvision.transforms.functional as FT`
 functional.to_tensor, functional.to_pil_image = _tensor, _to_pil_image
 functional.rotate = lambda img, angle, *args, **kwargs: _tensor(img)  # importable (DomainBed's RotatedMNIST); the angle is not applied
+functional.InterpolationMode = InterpolationMode  # where torchvision defines it (`from torchvision.transforms.functional import InterpolationMode`)
+functional.resize = lambda img, size, *args, **kwargs: Resize(size)(img)  # a tensor's [..., H, W], bilinearly
+functional.normalize = lambda tensor, mean, std, inplace=False: Normalize(mean, std)(tensor)  # per channel of (C, H, W)
 sys.modules[functional.__name__] = functional
 transforms = sys.modules[__name__]  # `from torchvision.transforms import transforms` (the real submodule)
 

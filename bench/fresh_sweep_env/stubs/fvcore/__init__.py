@@ -1,0 +1,1 @@
+"""A stand-in for fvcore (not installed here): ``fvcore.common.config.CfgNode``."""

@@ -1,0 +1,1 @@
+"""fvcore.common: its config node (``config.CfgNode``)."""
