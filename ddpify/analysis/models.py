@@ -3122,7 +3122,9 @@ def _kept_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.B
     follows the object, not the name)."""
     if not isinstance(expr, (cst.Attribute, cst.Subscript)) or dotted(expr.value) in (None, "self"):
         return None
-    verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in objects.of(facts).stored_into(expr)}
+    copies = _copies_wrap(facts, refs)  # `state.model = model.to(DEVICE)`: the object `.to()` hands back, `model`
+    verdicts = {_holds(facts, refs, answers, _same_object(facts, value, copies), depth - 1)
+                for value in objects.of(facts).stored_into(expr)}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
 
 

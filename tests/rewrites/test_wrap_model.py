@@ -8094,3 +8094,66 @@ def test_a_model_a_factory_builds_by_branch_that_trains_itself_is_synced_before_
     other = FACTORY_SELF_TRAINED.replace("        model = AE()\n", "        model = load_ae()\n").replace(
         "def build(kind):", "def load_ae():\n    return torch.load('ae.pt', weights_only=False)\n\n\ndef build(kind):")
     assert 'model = build("plain")\nmodel = sync_gradients(model)\n' not in rewritten(NAME, other).code
+
+
+HANDED_MOVED = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class VAE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.Linear(8, 2)
+        self.decoder = nn.Linear(2, 8)
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+class State:
+    def __init__(self, model, optim):
+        self.model = model
+        self.optim = optim
+
+
+def train_loop(data, state):
+    model = state.model
+    optimizer = state.optim
+    for x, in data:
+        optimizer.zero_grad()
+        loss = (STEP - x).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+
+
+def run(loader, model):
+    state = State(None, None)
+    state.model = model.to("cpu")
+    state.optim = torch.optim.Adam(state.model.parameters(), lr=1e-3)
+    for epoch in range(2):
+        train_loop(loader, state)
+
+
+loader = DataLoader(TensorDataset(torch.randn(64, 8)), batch_size=8, shuffle=True)
+model = VAE()
+run(loader, model)
+"""
+
+
+@pytest.mark.parametrize("step, synced", [
+    ("model.decoder(model.encoder(x))", True),  # its parts, never its forward
+    ("model(x)", False),  # near miss: its forward runs: wrapped, as before
+])
+def test_a_model_an_object_is_given_moved_is_the_model_its_reads_hold(step, synced):
+    """Sweep 27b's course VAE (decision 0213): `run()` stores the model it is handed into a State
+    object moved (`state.model = model.to(DEVICE)`), and the training loop reads it back (`model =
+    state.model`) and calls its encoder and decoder, never its forward. The store was read as no
+    model (`.to()` hands back the object it is called on, but the object's stores were asked as
+    written), so the model was wrapped at the module level and `model.encoder(img)` failed on the
+    wrapper. Followed through the move, it is synced (DDP's forward would never run); where the loop
+    runs its forward, it is wrapped as before."""
+    code = rewritten(NAME, HANDED_MOVED.replace("STEP", step)).code
+    assert ("model = sync_gradients(model)" in code) is synced
+    assert ("model = DistributedDataParallel(model" in code) is not synced
