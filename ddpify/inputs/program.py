@@ -676,8 +676,16 @@ SKIPPED_FOLDERS = frozenset({"__pycache__", "site-packages", "node_modules", "bu
 
 def _scripts(root: Path, top: str, scans: dict) -> list[Path]:
     """The files under `root` that may import the module `top` as a script does: `import top`,
-    `from top[.x] import ...` at the start of a line, with a main block or outside every package;
-    by depth, then name (resolved paths)."""
+    `from top[.x] import ...` at the start of a line, with a main block or outside every package
+    (a project's top folder is in none, whatever it holds: its files run as scripts from there);
+    by depth, then name (resolved paths).
+
+        # main_ddp.py at a top with __init__.py and .git: init_process_group(rank=LOCAL_RANK,
+        #   world_size=torch.cuda.device_count()), then `import model.trainer as trainer`
+        before: not a script (a file of a package, no main block): model/trainer.py checked
+                alone, its `device_ids=[dist.get_rank()]` reported (DDP001)
+        after:  model/trainer.py checked in main_ddp.py's program: one machine's group, no finding
+    """
     key = (root, top)
     if key not in scans:
         pattern = re.compile(rb"^[ \t]*(?:from[ \t]+" + re.escape(top.encode()) + rb"[ \t.]|import[ \t]+"
@@ -685,7 +693,11 @@ def _scripts(root: Path, top: str, scans: dict) -> list[Path]:
         found = []
         for folder, dirs, names in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_FOLDERS)
-            package = "__init__.py" in names
+            # a project's top folder (`PROJECT_MARKERS`: a checkout, a setup file) is where its
+            # scripts run from, `__init__.py` or not: a file there that imports the module is a
+            # script whether or not it has a main block (main_ddp.py beside model/, at a top that
+            # holds an `__init__.py`)
+            package = "__init__.py" in names and not any(Path(folder, mark).exists() for mark in PROJECT_MARKERS)
             for name in names:
                 if not name.endswith(".py") or name == "__init__.py":
                     continue
