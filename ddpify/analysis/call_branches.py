@@ -60,6 +60,32 @@ def left_out(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef, site: cst.C
         or _entry_left_out(facts, node, func, site))
 
 
+def trains_for(facts: Facts, func: cst.FunctionDef, site: cst.Call) -> bool:
+    """Does the call `site` of `func` run its training: a backward (or a differentiation of
+    parameters, a call of a function of the program that trains) of `func`'s own body in a branch
+    the call does not leave out? Where every one of them is left out, the call runs `func` for
+    what it does besides, with gradients that nothing reads: one `run_epoch` for both phases,
+
+        def run_epoch(phase, loader, model, optimizer):
+            for x, y in loader:
+                if phase == "train":
+                    loss = model(x).sum()
+                    optimizer.zero_grad(); loss.backward(); optimizer.step()
+                elif phase == "val":
+                    with torch.no_grad():
+                        loss = model(x).sum()
+
+        run_epoch("train", train_loader, model, optimizer)   # trains
+        run_epoch("val", val_loader, model, optimizer)       # evaluates: trains_for is False
+
+    Not decided (True) where `func` trains only in a function it calls whose own branches decide
+    it, nor by a call with a `*` or `**` argument."""
+    steps = [c for c in facts.calls_in(func) if facts.is_backward(c) or facts.parameter_gradients(c) is not None
+             or any(facts.trains(g) for g in facts.user_functions(c) if g is not func)]
+    return not steps or not all(left_out(facts, c, func, site) for c in steps) \
+        or bool(facts.gradients_set_by_hand(func))
+
+
 def _entry_left_out(facts: Facts, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call) -> bool:
     """Is `node` in a lambda that is the value of an entry of a dict `func` writes out and
     assigns to a name once (`datasets = {"wfs": lambda: WFDataset(root), "cifar10": lambda:

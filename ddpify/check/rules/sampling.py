@@ -8,7 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis import objects
-from ddpify.analysis.call_branches import passed_truth
+from ddpify.analysis.call_branches import passed_truth, trains_for
 from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
 from ddpify.analysis.loaders import SHARDING_WORDS, SPLITS, library_stream, loaders_of
@@ -753,7 +753,9 @@ def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> b
     loops = [lp for lp in loops if not any(mt.findall(lp.body, (cst.Yield,)))]
     # a call that hands the loader on with gradients off (`with torch.no_grad(): train(model, val_loader,
     # training=False)`) evaluates, whatever the function does with the gradients of other calls
-    without_grad = [c for c in passed if f.grad_disabled(c)]
+    # so does a call that leaves out every training step of the function it runs (`run_epoch("val",
+    # val_loader, ...)` of a `run_epoch` that steps only `if phase == "train":`, `trains_for`)
+    without_grad = [c for c in passed if f.grad_disabled(c) or _runs_no_training(f, c)]
     only_without_grad = {g for c in without_grad for g in f.user_functions(c)} - {
         g for c in passed if c not in without_grad for g in f.user_functions(c)}
     trains = any(f.trains(loop) for loop in loops if f.scope(loop) not in only_without_grad)
@@ -765,6 +767,13 @@ def _evaluation_only(ctx: Context, sampler: cst.Call, strict: bool = False) -> b
     trained = trains or any(TRAINS.search(_called(c)) and c not in as_evaluation for c in passed)
     return bool(loops or evaluated or _named_for_evaluation(ctx, sampler)
                 and not _never_read(ctx.facts, _loader_names(ctx, sampler))) and not trained
+
+
+def _runs_no_training(f, call: cst.Call) -> bool:
+    """Does `call` run functions of the program each of which trains, but not for this call: every
+    training step of each lies in a branch the call leaves out (`trains_for`)?"""
+    funcs = f.user_functions(call)
+    return bool(funcs) and all(f.trains(g) and not trains_for(f, g, call) for g in funcs)
 
 
 def _handed_for_evaluation(ctx: Context, call: cst.Call, sampler: cst.Call) -> bool:
