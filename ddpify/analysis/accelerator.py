@@ -134,6 +134,19 @@ def _is_cpu(expr: cst.BaseExpression) -> bool:
     return _text(expr) == "cpu"
 
 
+def moves_to_the_cpu(facts: Facts, call: cst.Call) -> bool:
+    """Is `call` a `.to(device)` whose device is the CPU wherever it comes from: `"cpu"` or
+    `torch.device("cpu")`, written there or held by a name every assignment of which gives one
+    (`device = "cpu"` at the top of a CPU-only script, then `model.to(device)`)? A module built on
+    the CPU and moved there stays where it was."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return False
+    given = call.args[0].value if call.args and call.args[0].keyword is None else next(
+        (a.value for a in call.args if a.keyword is not None and a.keyword.value == "device"), None)
+    origins = facts.origins(given) if given is not None else []
+    return bool(origins) and all(_is_cpu(o) for o in origins)
+
+
 def _moves_to_index(call: cst.Call) -> bool:
     """`x.to(0)`: a device given by its index is a GPU."""
     return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and bool(call.args) \

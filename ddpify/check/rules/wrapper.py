@@ -7,6 +7,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis import bare_model, forward
+from ddpify.analysis.accelerator import moves_to_the_cpu
 from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
@@ -468,7 +469,9 @@ def wrap_before_device(ctx: Context) -> Iterator[Hit]:
     are when it is constructed: on the CPU. Moving the wrapper afterwards leaves those buckets
     behind (an error in the first backward, or gradients all-reduced on the CPU), and
     `device_ids` cannot name a GPU the module is not on. Move the model first, then wrap it.
-    Found for `.to(...)` or `.cuda(...)` on the wrapper (not `.to(torch.float16)`), when the
+    Found for `.to(...)` or `.cuda(...)` on the wrapper (not `.to(torch.float16)`, nor a `.to(device)`
+    whose device is the CPU wherever it comes from, `device = "cpu"` of a CPU-only script: the
+    model it wraps was not moved, it is on the CPU already, and nothing moves), when the
     model it wraps was not moved before the wrap, in the order the script runs them (methods by
     the order of their calls, not of their definitions).
     """
@@ -477,7 +480,8 @@ def wrap_before_device(ctx: Context) -> Iterator[Hit]:
     for wrap in ctx.script.calls_of(DDP) if moves else ():
         inner = mt.positional(wrap, 0)
         names = {f.code(t) for t, v, _ in f.assigns if v is wrap and dotted(t)}
-        later = [c for c in moves if dotted(c.func.value) in names and f.runs_before(wrap, c) and not _dtype_only(f, c)]
+        later = [c for c in moves if dotted(c.func.value) in names and f.runs_before(wrap, c) and not _dtype_only(f, c)
+                 and not moves_to_the_cpu(f, c)]  # a model never moved stays on the CPU: no move
         if inner is None or not later or _moved(ctx, inner.value, wrap, moves):
             continue
         for call in later:
