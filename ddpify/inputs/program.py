@@ -591,7 +591,7 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
         if script == entry.resolve():
             continue
         try:
-            if picks[False][1] is not None and STARTS.search(picks[False][1].data) and (
+            if picks[False][1] is not None and STARTS.search(_uncommented(picks[False][1].data)) and (
                     words is None or not words.search(script.read_bytes())):
                 continue
             importer = _script_part(entry, script, root, parsed)
@@ -603,13 +603,14 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
             pick[0] = pick[0] or importer
             if pick is picks[True] and running is None and _runs_methods(importer.module, methods):
                 running = importer
-            if STARTS.search(importer.data) and _one_process(importer.module):
+            code = _uncommented(importer.data)  # a start commented out starts nothing
+            if STARTS.search(code) and _one_process(importer.module):
                 pick[2] = pick[2] or importer  # a run of one process
-            elif STARTS.search(importer.data):
+            elif STARTS.search(code):
                 pick[0] = pick[1] = importer  # the script that starts the distributed job
                 if pick is picks[True]:
                     break
-            elif pick[1] is None and DISTRIBUTED.search(importer.data):
+            elif pick[1] is None and DISTRIBUTED.search(code):
                 pick[1] = importer  # one that says it runs distributed
     earliest, named, alone = picks[True] if picks[True][0] is not None else picks[False]
     chosen = named or alone or running or earliest
@@ -641,6 +642,15 @@ def _runs_methods(script: cst.Module, methods: set[str]) -> bool:
 DISTRIBUTED = re.compile(rb"torch\.distributed|DistributedDataParallel|init_process_group")
 # a script that starts the processes of a job or their group
 STARTS = re.compile(rb"init_process_group|\bspawn\(|start_processes\(")
+
+
+def _uncommented(data: bytes) -> bytes:
+    """A script's text without its comment lines: what `STARTS` and `DISTRIBUTED` are looked for
+    in. A job start commented out (`# dist.init_process_group(backend='nccl')` in a Ray Tune
+    script that builds the module's Trainer in one process) does not make its script the run the
+    module is checked in, before the script that starts the group (`train_dist.py`, after
+    `RayTune.py` by name)."""
+    return re.sub(rb"(?m)^[ \t]*#.*$", b"", data)
 
 
 def _one_process(module: cst.Module) -> bool:

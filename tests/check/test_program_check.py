@@ -46,6 +46,13 @@ READS = {
     "the_importer_that_runs_distributed_first": (
         {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "a_old.py": RUNS, "b_ddp.py": RUNS_DDP},
         "pkg/trainer.py", ["pkg/trainer.py", "b_ddp.py", "pkg/__init__.py"]),
+    "an_importer_whose_group_start_is_commented_out_is_not_the_run": (  # MLNeuronInverter's RayTune.py
+        {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "a_tune.py": "# import torch.distributed as dist\n"
+         "# dist.init_process_group('nccl')\n" + RUNS, "b_ddp.py": RUNS_DDP},
+        "pkg/trainer.py", ["pkg/trainer.py", "b_ddp.py", "pkg/__init__.py"]),
+    "of_two_importers_that_start_the_group_the_first": (
+        {"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "a_ddp.py": RUNS_DDP, "b_ddp.py": RUNS_DDP},
+        "pkg/trainer.py", ["pkg/trainer.py", "a_ddp.py", "pkg/__init__.py"]),
     "an_importer_in_a_subfolder": ({"pkg/__init__.py": "", "pkg/trainer.py": MODULE, "launch/run.py": RUNS},
                                    "pkg/trainer.py", ["pkg/trainer.py", "launch/run.py", "pkg/__init__.py"]),
     "a_module_of_the_package_is_no_importer": (
