@@ -108,7 +108,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     (`self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
     as lie between (`fuse()` of a module whose helper in a third module writes); not where a call
     on the way leaves out the branch that leads to the write (`Samples(rows, find=False)` whose
-    constructor calls the writing helper only `if find:`); not a call through a
+    constructor calls the writing helper only `if find:`), every other call being one that one
+    process makes alone (`iterate(model, loader, save_path=d)` in the launcher's own inference
+    branch, beside the workers' `iterate(model, loader, optimizer)`); not a call through a
     global name only one rank's branch binds (`global log` ... `if rank == 0: log =
     utils.set_save_path(d)`: the other ranks never hold it). `--fix` puts it under `if not dist.is_initialized() or
     dist.get_rank() == 0:` (not a download: the others read what it fetches, so they must wait for it).
@@ -158,7 +160,7 @@ def _on_every_rank(ctx: Context, call: cst.Call, path: cst.BaseExpression | None
                 or isinstance(func, cst.FunctionDef) and not ctx.ranks.entry_point(func)
                 and not ctx.ranks.joins_every_process(func)
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func))
-                and all(_on_one_rank(ctx, site, func) or _left_out_by(f, call, func, site) or ctx.ranks.undistributed(site)
+                and all(_on_one_rank(ctx, site, func) or _left_out_by(ctx, call, func, site) or ctx.ranks.undistributed(site)
                         for site in f.entries(func))
                 or path is not None and (_per_rank(ctx, path) or _per_sample_of_a_shard(ctx, call, path)
                                          or _null_device(ctx, path))
@@ -167,17 +169,23 @@ def _on_every_rank(ctx: Context, call: cst.Call, path: cst.BaseExpression | None
                 or writes.locked_on_every_way(f, call) or fetched and ctx.script.launcher.at_import_first(call))
 
 
-def _left_out_by(f, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call, depth: int = 3) -> bool:
+def _left_out_by(ctx: Context, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call, depth: int = 3) -> bool:
     """Does the call `site` of `func` leave out the branch of `func` holding `node` (`left_out`), or
-    is `site` itself so left out by every call of the function around it, `depth` calls up? A
-    helper's write that only `if find:` of a constructor reaches, where every call of the
-    constructor passes `find=False`, never runs (before, only the branches of the write's own
-    function were asked)."""
+    is `site` itself so left out by every call of the function around it, `depth` calls up, but
+    for calls that one process makes alone (the launching process's own code, never a worker's,
+    `launcher.only`: the `else` of the main block's `if mode == "train": mp.spawn(...)`; or a run
+    of one process, `Ranks.undistributed`)? A helper's write that only `if find:` of a constructor
+    reaches, where every call of the constructor passes `find=False`, never runs (before, only the
+    branches of the write's own function were asked); nor, on a rank of the group, a save two
+    calls down that only the launcher's inference branch asks for (`iterate(..., save_path=d)`,
+    the workers' `iterate(model, loader, optimizer)` passing none: geraseva/masif_npi, decision 0218)."""
+    f = ctx.facts
     if left_out(f, node, func, site):
         return True
     outer = f.scope(site)
     entries = f.entries(outer) if isinstance(outer, cst.FunctionDef) and depth else []
-    return bool(entries) and all(_left_out_by(f, site, outer, s, depth - 1) for s in entries)
+    alone = {s for s in entries if ctx.script.launcher.only(s) or ctx.ranks.undistributed(s)}
+    return len(alone) < len(entries) and all(s in alone or _left_out_by(ctx, site, outer, s, depth - 1) for s in entries)
 
 
 def _logged_on_one_rank(ctx: Context, call: cst.Call) -> bool:
