@@ -500,17 +500,68 @@ PATH_READERS = frozenset({"torch.load", "numpy.load", "numpy.loadtxt", "joblib.l
 
 def _opened_path(facts: Facts, path: cst.BaseExpression, at: cst.CSTNode) -> cst.BaseExpression:
     """The path of the file a handle names, opened by the `with` around `at` (`f` of `with open(p,
-    "wb") as f: pickle.dump(x, f)`: `p`), or `path` itself."""
+    "wb") as f: pickle.dump(x, f)`, or of any opener given a write mode, `with gzip.open(p, "wb") as
+    f:`: `p`), or `path` itself."""
     if not isinstance(path, cst.Name):
         return path
     for node in facts.ancestors(at):
         for item in node.items if isinstance(node, cst.With) else ():
             opener = item.item
             if item.asname is not None and mt.is_name(item.asname.name, path.value) \
-                    and isinstance(opener, cst.Call) and mt.is_call_of(opener, "open") \
+                    and isinstance(opener, cst.Call) and (mt.is_call_of(opener, "open") or mt.opens_for_writing(opener)) \
                     and (opened := read_path(facts, opener)) is not None:
                 return opened
     return path
+
+
+def written_file(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
+    """The path of the file a file write writes (`written_path`; for a handle, the path its `with`
+    opened: `p` of `with gzip.open(p, "wb") as f: pickle.dump(x, f)`), or None."""
+    path = written_path(facts, call)
+    return _opened_path(facts, path, call) if path is not None else None
+
+
+def written_where_missing(facts: Facts, call: cst.Call) -> bool:
+    """Does the file write `call` run only where a test of its own function found that very file
+    missing: in the body of `if not os.path.exists(p):` (also `and`-ed with other tests), or in the
+    `else` of `if p.exists():` (also `and`-ed with tests that read only the path's own names, `if p
+    is not None and p.exists():`, false only where there is no path to write), `p` naming the file
+    written (`same_file`; a handle's opened path, `with gzip.open(p, "wb") as f: pickle.dump(x,
+    f)`)? A cache: a run that finds the file there does not write it again.
+
+        if cache is not None and cache.exists():      # <- a run after the first finds it
+            features = pickle.load(gzip.open(cache, "rb"))
+        else:
+            features = compute()
+            if cache is not None:
+                with gzip.open(cache, "wb") as f:
+                    pickle.dump(features, f)           # <- written where missing
+
+    Not a write after `if os.path.exists(p): return load(p)` (no `if` around it asks)."""
+    path = written_file(facts, call)
+    if path is None:
+        return False
+    func = facts.scope(call)
+    own = {n.value for n in mt.findall(path, cst.Name)} | {n.value for o in facts.origins(path) for n in mt.findall(o, cst.Name)}
+    child: cst.CSTNode = call
+    for anc in facts.ancestors(call):
+        if anc is func:
+            return False
+        if isinstance(anc, cst.If) and child is not anc.test:
+            tests = mt.conjuncts(anc.test)
+            in_body = facts.is_inside(call, anc.body)
+            for i, test in enumerate(tests):
+                negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+                inner = test.expression if isinstance(test, cst.UnaryOperation) and negated else test
+                tested = existence_tested(facts, inner) if isinstance(inner, cst.Call) else None
+                if tested is None or not same_file(facts, tested, path):
+                    continue
+                others = tests[:i] + tests[i + 1:]
+                if in_body and negated or not in_body and not negated and all(
+                        {n.value for n in mt.findall(o, cst.Name)} <= own | {"None"} for o in others):
+                    return True
+        child = anc
+    return False
 
 
 def _read(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:

@@ -389,3 +389,10 @@ def string_value(node: cst.CSTNode) -> str | None:
     """"x" for the literal `"x"`; None for anything else (a bytes literal is no name)."""
     value = node.evaluated_value if isinstance(node, cst.SimpleString) else None
     return value if isinstance(value, str) else None
+
+
+def conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of an `and` chain (`a and b and c` -> [a, b, c]), or `[test]`."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return conjuncts(test.left) + conjuncts(test.right)
+    return [test]

@@ -97,7 +97,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     the others find; before Lightning's `Trainer` starts the other processes at `trainer.fit(...)`,
     or Fabric at `fabric.launch(...)`; a download at import (the module's top level, or a function
     only that calls) of a script whose main block starts its workers with `mp.spawn`: the launching
-    process fetches it before any worker starts, and each worker's import finds it there;
+    process fetches it before any worker starts, and each worker's import finds it there; so too a
+    cache written at import where a test of that file finds it missing, `if p.exists(): load(p)
+    else: ... pickle.dump(x, gzip.open(p, "wb"))`;
     in a Lightning loader hook or `setup`, where `prepare_data` already ran what writes: a data set
     building its cache where it is missing), and in a function that some call reaches on every process (or
     that is handed to `mp.spawn`, or a step or `on_*` hook of a LightningModule, which Lightning runs
@@ -166,7 +168,8 @@ def _on_every_rank(ctx: Context, call: cst.Call, path: cst.BaseExpression | None
                                          or _null_device(ctx, path))
                 or ctx.ranks.undistributed(call)
                 or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call)
-                or writes.locked_on_every_way(f, call) or fetched and ctx.script.launcher.at_import_first(call))
+                or writes.locked_on_every_way(f, call)
+                or (fetched or writes.written_where_missing(f, call)) and ctx.script.launcher.at_import_first(call))
 
 
 def _left_out_by(ctx: Context, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call, depth: int = 3) -> bool:
