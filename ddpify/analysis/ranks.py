@@ -1445,6 +1445,56 @@ class Ranks:
             child = anc
         return False
 
+    def waits_between(self, first: cst.CSTNode, later: cst.CSTNode) -> bool:
+        """Does every process wait for every other on every way from `first` to `later`, two nodes
+        of one function (or of the module's top level), `first` before `later`: a statement before
+        `later` in its block, or in a block around it, and after `first` where that block holds
+        `first` too, that is a collective (`dist.all_reduce(t)`) or an `if` without `else` whose test
+        reads no rank and whose body holds one (`if ddp: dist.all_reduce(t)`: on a run where the
+        test fails no process group starts)? Then no process passes that point before every other
+        has run `first`: what `later` does on one process comes after `first` on all of them.
+
+            with open(log_file, "w") as f:             # <- `first`: every process empties the log
+                pass
+            for step in range(max_steps):
+                ...
+                if ddp:
+                    dist.all_reduce(loss_accum)         # <- every process has emptied it by then
+                if master_process:
+                    with open(log_file, "a") as f:      # <- `later`
+                        f.write(...)
+
+        Not a collective after `later` in a loop around both (the first round reaches `later`
+        before it), nor one in a branch of an `if` with an `else`."""
+        f = self.facts
+        if f.scope(first) is not f.scope(later) or not f.before(first, later):
+            return False
+        child: cst.CSTNode = later
+        for anc in f.ancestors(later):
+            if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
+                before = list(anc.body[:anc.body.index(child)])
+                holds_first = next((s for s in before if s is first or f.is_inside(first, s)), None)
+                if holds_first is not None:
+                    before = before[before.index(holds_first) + 1:]
+                if any(self._all_wait(stmt) for stmt in before):
+                    return True
+                if holds_first is not None:
+                    return False
+            child = anc
+        return False
+
+    def _all_wait(self, stmt: cst.CSTNode) -> bool:
+        """A collective as a statement (`dist.all_reduce(t)`), or an `if` without `else` whose test
+        reads no rank and whose body has such a statement (`if ddp: t = ...; dist.all_reduce(t)`)."""
+        if isinstance(stmt, cst.If):
+            return stmt.orelse is None and not self.rank_dependent(stmt.test) \
+                and any(self._all_wait(inner) for inner in stmt.body.body)
+        return isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and self.is_collective(small.value)
+            for small in stmt.body)
+
     def _everyone_waits(self, stmt: cst.CSTNode) -> bool:
         """`dist.barrier()` as a statement, or as the one statement of an `if` without `else`
         whose test reads no rank (`if args.use_cache: dist.barrier()`)."""

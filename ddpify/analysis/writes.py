@@ -514,6 +514,19 @@ def _opened_path(facts: Facts, path: cst.BaseExpression, at: cst.CSTNode) -> cst
     return path
 
 
+def only_empties(facts: Facts, call: cst.Call) -> bool:
+    """Is `call` the opener of a `with` that opens a file for writing and writes nothing into it
+    (`with open(log_file, "w") as f: pass`: the file emptied, or made empty)?"""
+    item = facts.parent(call)
+    block = facts.parent(item) if isinstance(item, cst.WithItem) and item.item is call else None
+    if not isinstance(block, cst.With) or not mt.opens_for_writing(call):
+        return False
+    body = block.body
+    smalls = body.body if isinstance(body, cst.SimpleStatementSuite) else \
+        [small for stmt in body.body for small in (stmt.body if isinstance(stmt, cst.SimpleStatementLine) else [stmt])]
+    return all(isinstance(small, cst.Pass) for small in smalls)
+
+
 def written_file(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     """The path of the file a file write writes (`written_path`; for a handle, the path its `with`
     opened: `p` of `with gzip.open(p, "wb") as f: pickle.dump(x, f)`), or None."""

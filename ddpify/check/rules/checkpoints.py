@@ -68,8 +68,10 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `tempfile.mkstemp()`, nor one named after each sample a function is handed where every call of it
     runs in a loop over a loader drawing from a DistributedSampler (`for p in predictions:
     open(os.path.join(out, p["file_name"]), "wb")`: each process writes its own shard's files), nor
-    `os.devnull`; not a write inside the block of an inter-process file lock, `with
-    FileLock(p + ".lock"):` or `portalocker.Lock`, which the processes enter in turn (the first writes,
+    `os.devnull`; not a file every process only empties, `with open(log_file, "w") as f: pass`, every
+    other write of which comes after a wait of every process (`if ddp: dist.all_reduce(loss)` before
+    the main process's `open(log_file, "a")`: all of them have emptied it by then); not a write
+    inside the block of an inter-process file lock, `with FileLock(p + ".lock"):` or `portalocker.Lock`, which the processes enter in turn (the first writes,
     the others find the file), also in a helper every call of which is there (`with FileLock(p):
     fit_transforms(...)`, whose helper saves what it fitted); not a write told whether this is the main process,
     `save_pretrained(d, is_main_process=accelerator.is_main_process)`; not a method of an object that every
@@ -169,7 +171,24 @@ def _on_every_rank(ctx: Context, call: cst.Call, path: cst.BaseExpression | None
                 or ctx.ranks.undistributed(call)
                 or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call)
                 or writes.locked_on_every_way(f, call)
-                or (fetched or writes.written_where_missing(f, call)) and ctx.script.launcher.at_import_first(call))
+                or (fetched or writes.written_where_missing(f, call)) and ctx.script.launcher.at_import_first(call)
+                or _emptied_before_every_write(ctx, call, path))
+
+
+def _emptied_before_every_write(ctx: Context, call: cst.Call, path: cst.BaseExpression | None) -> bool:
+    """A file every process only empties (`writes.only_empties`: `with open(log_file, "w") as f:
+    pass`), every other write of which in the program comes after it with a wait of every process
+    between (`Ranks.waits_between`: the main process's `with open(log_file, "a")` after `if ddp:
+    dist.all_reduce(loss)`): no process writes into the file before every process has emptied it,
+    and all of them leave the same empty file (diixo/build-gpt's log, nanoGPT's, decision 0218).
+    Not where another write of the file comes before such a wait, nor where no other write of it
+    is found: then what the emptying races with is not known."""
+    f = ctx.facts
+    if path is None or not writes.only_empties(f, call):
+        return False
+    others = [c for c in f.calls if c is not call and writes.file_write(f, c) is not None
+              and (p := writes.written_file(f, c)) is not None and writes.same_file(f, p, path)]
+    return bool(others) and all(ctx.ranks.waits_between(f.statement(call), f.statement(c)) for c in others)
 
 
 def _left_out_by(ctx: Context, node: cst.CSTNode, func: cst.FunctionDef, site: cst.Call, depth: int = 3) -> bool:
