@@ -20,7 +20,7 @@ from ddpify.check.script import SAMPLER
 from ddpify.analysis.same_values import reads_saved_state
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis import writes
-from ddpify.analysis.models import WRAPPER
+from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.analysis.states import holds_no_tensors, loaded_data_set
 from ddpify.analysis.objects import MODEL, OPTIMIZER, of as objects_of
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
@@ -468,8 +468,9 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     The wrapper's `state_dict()` names every weight `module.<name>`: the checkpoint does not load
     into the plain model (evaluation, export, a single-GPU run) without renaming the keys, and
     `torch.save(model)` pickles the wrapper, which needs a process group to load. Save
-    `model.module`. Also found for a state dict peft's `get_peft_model_state_dict(model)` takes
-    of the wrapper (its keys the wrapper's, filtered), and for one handed to any other file write
+    `model.module` (of a compiled wrapper, `torch.compile(DDP(model))`, the keys start with
+    `_orig_mod.module.`, which the finding names). Also found for a state dict peft's
+    `get_peft_model_state_dict(model)` takes of the wrapper (its keys the wrapper's, filtered), and for one handed to any other file write
     (`ddpify.analysis.writes`: safetensors' `save_file(sd, path)`, diffusers'
     `save_lora_weights(dir, unet_lora_layers=sd)`, `pickle.dump`). Also found for a dict keyed by the names the wrapper's `named_modules()` or
     `named_parameters()` gives, as they are (`for name, m in model.named_modules():
@@ -539,13 +540,16 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
             if f.in_library(expr):  # a helper of another module saves the wrapper it is handed
                 handed.append((expr, what))
                 continue
+            if _compiled_wrapper(ctx, expr):  # `torch.compile(DDP(model))`: its keys start with `_orig_mod.module.`
+                what = what.replace("start with `module.`", f"start with `{COMPILED}{PREFIX}`")
             yield Hit(expr, f"this checkpoint saves {what}: it does not load into the model itself; save "
                             f"`{f.code(expr)}.module`", _module_of(expr) if holds == WRAPPER else None)
         for expr, method in _keyed_by_wrapper_names(ctx, saved):
             if not _resumes(f, resumed, expr, path, None) and not ctx.unwrapped_here(expr) \
                     and (as_read is None or _reads(f, as_read, path, None)):
                 yield Hit(expr, f"this checkpoint's keys are names from `{f.code(expr)}.{method}()` of the DDP wrapper, "
-                                f"which start with `module.`: it does not load into the model itself; iterate "
+                                f"which start with `{COMPILED if _compiled_wrapper(ctx, expr) else ''}{PREFIX}`: it does "
+                                "not load into the model itself; iterate "
                                 f"`{f.code(expr)}.module.{method}()`")
     saving = {f.scope(expr) for expr, _ in handed}
     for expr, what in handed:
@@ -739,6 +743,33 @@ def _entry_sites(f, node: cst.CSTNode, depth: int = 3) -> list[tuple[cst.Call, c
 
 
 PREFIX = "module."  # what the wrapper's `state_dict()` puts before every key
+COMPILED = "_orig_mod."  # what `torch.compile`'s module puts before the keys of the module it compiles
+
+
+def _compiled_wrapper(ctx: Context, expr: cst.BaseExpression) -> bool:
+    """Does the name `expr` hold the DDP wrapper compiled (`model = torch.compile(DDP(model))`, or
+    `self.model = DDP(self.model)` then `self.model = torch.compile(self.model)`: the last
+    assignment of the name in the function that wraps it)? Its `state_dict()` keys start with
+    `_orig_mod.module.`, not `module.` (Zhiyang-Z/Traj-Transformer, decision 0218). Not a wrap of
+    a compiled model, `DDP(torch.compile(model))`, whose keys start with `module._orig_mod.`."""
+    f = ctx.facts
+    ref = f.ref(expr)
+    writes_of = f.writes(ref) if ref is not None else []
+    wraps = ctx.script.calls_of(DDP)
+
+    def wrapped(value: cst.BaseExpression) -> bool:
+        return value in wraps or ref is not None and f.ref(value) == ref
+    for _, value, stmt in writes_of:
+        if not (isinstance(value, cst.Call) and f.qualify(value.func) == "torch.compile"
+                and (arg := mt.positional(value, 0)) is not None and wrapped(arg.value)):
+            continue
+        if arg.value in wraps:
+            return True
+        scope = f.scope(stmt)
+        later = [s for _, v, s in writes_of if f.scope(s) is scope and f.before(stmt, s)]
+        if not later and any(v in wraps and f.scope(s) is scope and f.before(s, stmt) for _, v, s in writes_of):
+            return True
+    return False
 # library functions that take a module's state dict as its `state_dict()` keys it (peft's: the
 # adapter's entries of it, the keys kept), the module their first argument
 STATE_DICT_OF = frozenset({"peft.get_peft_model_state_dict", "peft.utils.get_peft_model_state_dict",
