@@ -482,7 +482,7 @@ def buffer_updated_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4,
             else:
                 continue
             if name is not None and name.removeprefix("self.") in buffers and _reads_the_step(facts, read) \
-                    and not _synced_by_hand(facts, name.removeprefix("self.")):
+                    and not _synced_by_hand(facts, cls, name.removeprefix("self.")):
                 return f"`{name}` of `{cls.name.value}`, a registered buffer updated in place in {func.name.value}() " \
                        f"(`{shown}`)"
     for sub in _sub_module_classes(facts, cls) if depth else ():
@@ -503,13 +503,52 @@ COLLECTS = ("torch.distributed.all_reduce", "torch.distributed.all_reduce_coales
             "torch.distributed.all_gather_into_tensor")
 
 
-def _synced_by_hand(facts: Facts, buffer: str) -> bool:
+def _synced_by_hand(facts: Facts, cls: cst.ClassDef, buffer: str) -> bool:
     """Does the program all-reduce or broadcast the buffer itself, anywhere
-    (`dist.all_reduce(module.running_var_mean)` in the training loop after each step): then every
-    process's update counts before DDP's next broadcast."""
-    return any((facts.qualify(call.func) or "") in SYNCS and any(
-        (dotted(a.value) or "").removesuffix(".data").rsplit(".", 1)[-1] == buffer for a in call.args if a.keyword is None)
-        for call in facts.calls)
+    (`dist.all_reduce(module.running_var_mean)` in the training loop after each step), on an
+    object that may be an instance of `cls` (`_may_be_of`)? Then every process's update counts
+    before DDP's next broadcast. An attribute of the same name of an object of another class
+    (`if isinstance(m, Other): dist.all_reduce(m.running_var)`) syncs nothing of `cls`."""
+    for call in facts.calls:
+        if (facts.qualify(call.func) or "") not in SYNCS:
+            continue
+        for arg in call.args:
+            synced = arg.value.value if isinstance(arg.value, cst.Attribute) and arg.value.attr.value == "data" \
+                else arg.value
+            if arg.keyword is None and isinstance(synced, cst.Attribute) and synced.attr.value == buffer \
+                    and _may_be_of(facts, synced.value, call, cls):
+                return True
+    return False
+
+
+def _may_be_of(facts: Facts, owner: cst.BaseExpression, at: cst.CSTNode, cls: cst.ClassDef) -> bool:
+    """May `owner`, read at `at`, be an instance of `cls` (of `cls` itself, a base of it in the
+    program or a class of the program built on it)? Its classes where they are known: `self` in
+    a method of a class, the classes an `isinstance(owner, ...)` test around `at` names, the
+    classes of the program whose instances it holds (`objects`: `m = Running()`); an object whose
+    class is none of these known (`for m in model.modules():` with no test) may be."""
+    def related(name: str) -> bool:
+        other = facts.classes.get(name)
+        return other is not None and (other in _lineage(facts, cls) or cls in _lineage(facts, other))
+    if mt.is_name(owner, "self"):
+        home = facts.enclosing_class(facts.scope(at)) if facts.scope(at) is not None else None
+        return home is None or related(home.name.value)
+    code = facts.code(owner)
+    for anc in facts.ancestors(at):
+        if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            break
+        if isinstance(anc, cst.If) and facts.is_inside(at, anc.body):
+            for test in mt.conjuncts(anc.test):
+                if mt.is_call_of(test, "isinstance") and len(test.args) == 2 and facts.code(test.args[0].value) == code:
+                    kinds = test.args[1].value
+                    named = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+                    return any(related((dotted(n) or "").rpartition(".")[2]) for n in named)
+    from ddpify.analysis import objects  # objects imports this module's helpers lazily too
+    flow = objects.of(facts)
+    built = [flow.constructs(site) for site in flow.values(owner)]
+    if built and all(b is not None for b in built):
+        return any(related(b.name.value) for b in built if b is not None)
+    return True
 
 
 SYNCS = ("torch.distributed.all_reduce", "torch.distributed.broadcast", "torch.distributed.all_reduce_coalesced")

@@ -651,7 +651,7 @@ def buffer_updated_in_forward(ctx: Context) -> Iterator[Hit]:
     not an update in a helper called after the step, not a buffer only read, not a buffer
     registered with `persistent=False` (a cache, a causal mask rebuilt for the input's length), not
     a buffer the program all-reduces or broadcasts itself (`dist.all_reduce(m.running_var)` after
-    the step).
+    the step, on an object that may be of the model's class: not `m` of `if isinstance(m, Other):`).
     """
     f = ctx.facts
     for wrap in ctx.script.calls_of(DDP):
