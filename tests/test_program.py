@@ -3127,3 +3127,62 @@ def test_weights_drawn_anew_at_an_epochs_start_are_the_same_on_every_process_und
                            "train.py"], env=clean_env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "differed between processes" not in proc.stderr, proc.stderr[-3000:]
+
+
+LIBRARY_TRAINER = {
+    "lib/__init__.py": "from .trainer import create_default_trainer, ModuleTrainer\n",
+    "lib/trainer.py": """\
+        class ModuleTrainer(object):
+            def __init__(self, model, optimizer, train_function):
+                self.model = model
+                self.optimizer = optimizer
+                self.train_function = train_function
+                self.epoch = 0
+
+            def train(self, train_dataloader, max_epochs=100):
+                while self.epoch < max_epochs:
+                    for i, batch in enumerate(train_dataloader):
+                        self.train_function(batch)
+                    self.epoch += 1
+
+
+        def create_default_trainer(model, optimizer, criterion):
+            def _train(batch):
+                optimizer.zero_grad()
+                criterion(model(batch[0]), batch[1]).backward()
+                optimizer.step()
+            return ModuleTrainer(model, optimizer, train_function=_train)
+        """,
+    "train.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        {imports}
+
+        model = torch.nn.Linear(2, 1)
+        opt = torch.optim.SGD(model.parameters(), 0.1)
+        loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=2, shuffle=True)
+        trainer = {factory}(model, opt, torch.nn.MSELoss())
+        trainer.train(loader, max_epochs=2)
+        """,
+}
+
+
+@pytest.mark.parametrize("imports, factory", [
+    ("import lib as ptt", "ptt.create_default_trainer"),  # a package's re-export, through its module
+    ("import lib.trainer as ptt", "ptt.create_default_trainer"),
+    ("from lib import create_default_trainer", "create_default_trainer"),  # near miss: the bare name, as before
+])
+def test_the_trainer_a_factory_read_off_a_module_returns_runs_its_own_epoch_loop(imports, factory):
+    """benoitmartin88/pytorchtrainer's MNIST example (the twenty-seventh sweep): `trainer =
+    ptt.create_default_trainer(model, ...)` of `import pytorchtrainer as ptt`, then
+    `trainer.train(loader)`, whose `while` over epochs iterates its `train_dataloader` parameter: the
+    factory's return was followed only where it was called by its bare name, `trainer.train` ran nothing
+    ddpify read, and the loop got no `set_epoch` (every epoch drew the same order; a warning said the
+    loop's data was not traced to a loader)."""
+    files = dict(LIBRARY_TRAINER)
+    files["train.py"] = files["train.py"].format(imports=imports, factory=factory)
+    write(files)
+    result = convert_program(program())
+    trainer = result.modules["lib/trainer.py"].code
+    assert "set_epoch(train_dataloader)" in trainer and "end_epoch()" in trainer
+    assert not [c.message for c in result.changes if "cannot trace" in c.message]

@@ -1396,7 +1396,7 @@ class Facts:
             if isinstance(func, cst.Call):
                 return self.classes_looked_up(func)
             if cls is None and isinstance(func, cst.Name) and func.value in self.functions:
-                return self._returned_instances(expr)
+                return self._returned_instances(expr, func)
             return [cls] if cls is not None else self._picked_classes(func) if isinstance(func, cst.Name) else []
         # a name, or an attribute a class keeps (`self.checkpointer = checkpointer_class(path)` in `__init__`)
         ref = self.ref(expr) if isinstance(expr, cst.Name) or (dotted(expr) or "").startswith("self.") else None
@@ -1442,7 +1442,7 @@ class Facts:
             found += [c for k in kept for c in k]
         return list(dict.fromkeys(found))
 
-    def _returned_instances(self, call: cst.Call) -> list[cst.ClassDef]:
+    def _returned_instances(self, call: cst.Call, name: cst.Name) -> list[cst.ClassDef]:
         """The classes a call of the program's functions returns an instance of, where every value
         each returns (but None) is a call of a name that holds classes: a factory building what a
         configuration names (`data = instantiate(cfg["data"])`, whose `return cls(**params)` builds
@@ -1452,8 +1452,13 @@ class Facts:
         whose `trainer.build(...)` makes the optimizer: before, `trainer`'s methods ran nothing
         ddpify read), or a local every value of which is one (`_built_local`: `vae = VAE_Dense(...)` or
         `vae = TimeVAE(...)` by branch, then `return vae`; before, `vae.fit_on_data(...)` on what it
-        returns ran nothing, and the model was synced after its training); [] otherwise."""
-        funcs = [f for f in self.functions.get(dotted(call.func) or "", ()) if self.enclosing_class(f) is None]
+        returns ran nothing, and the model was synced after its training); [] otherwise. `name`: the
+        function's name as the call spells it, or after the program module it is read from
+        (`ptt.create_default_trainer(model, ...)` of `import pytorchtrainer as ptt`, whose package
+        re-exports it: before, only a call by the bare name was followed to what it returns, and the
+        returned trainer's `trainer.train(loader)` ran nothing ddpify read: its epoch loop got no
+        `set_epoch`)."""
+        funcs = [f for f in self.functions.get(name.value, ()) if self.enclosing_class(f) is None]
         funcs = self._same_file(funcs, call) if funcs else funcs
         if not funcs:
             return []
