@@ -2546,8 +2546,8 @@ def _same_object(facts: Facts, value: cst.BaseExpression, copies: bool = True) -
     return the module, the DDP wrapper's the wrapper) and copies (`copy.deepcopy(model)`: a copy
     of the wrapper is a wrapper; not with `copies=False`)."""
     while isinstance(value, cst.Call):
-        if isinstance(value.func, cst.Attribute) and value.func.attr.value in mt.SELF_RETURNING:
-            value = value.func.value
+        if facts.self_returning(value):  # (not a program's `trainer.train(net)`: what that returns)
+            value = value.func.value  # type: ignore[attr-defined]
         elif copies and facts.qualify(value.func) in ("copy.deepcopy", "copy.copy") and len(value.args) == 1:
             value = value.args[0].value
         else:

@@ -185,7 +185,7 @@ class Objects:
     def _call(self, call: cst.Call) -> Sites:
         f = self.facts
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in mt.SELF_RETURNING:
+        if isinstance(func, cst.Attribute) and f.self_returning(call):  # (a program's `trainer.train(net)`: its returns)
             return self.values(func.value)
         qualified = f.qualify(func) or dotted(func)
         if qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:

@@ -631,6 +631,31 @@ class Facts:
                 _leave(self._calling, call)
         return self._callees[call]
 
+    def self_returning(self, call: cst.Call) -> bool:
+        """Does `call` hand back the object it is called on, as nn.Module's and a tensor's own
+        methods do (`model.to(device)`, `net.train()`, `x.float()`: `SELF_RETURNING`)? Not where it
+        runs methods of the program of that name none of which returns its object (`self.ae_trainer.train(
+        dataset, self.ae_net)` of a trainer class whose `train` returns the network it trained; Deep
+        SVDD's `self.ae_net = self.ae_trainer.train(...)`: before, the trainer was taken for what the
+        call returns, the wrapper its `train` returns was not seen in `self.ae_net`, and its
+        `state_dict()` kept the wrapper's `module.` keys, which no key of the bare network matched).
+        An override that returns `self`, or `super().train(mode)`, still hands back its object."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in SELF_RETURNING:
+            return False
+        own = [f for f in self.user_functions(call) if self.enclosing_class(f) is not None]
+        return not own or any(self._returns_own_object(f) for f in own)
+
+    def _returns_own_object(self, method: cst.FunctionDef) -> bool:
+        """Does `method` return `self`, or a self-returning call on `self` or `super()`?"""
+        for value in self.returned(method):
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                    and value.func.attr.value in SELF_RETURNING:
+                value = value.func.value
+            if mt.is_name(value, "self") or isinstance(value, cst.Call) and dotted(value.func) == "super":
+                return True
+        return False
+
     def _through_partial(self, call: cst.Call) -> list[cst.FunctionDef]:
         """`iter_batches(split="train")` where `iter_batches = functools.partial(Task.iter_batches,
         batch_size=32)`: what the partial calls (`partial_bound`), a function of the program by its

@@ -1691,3 +1691,65 @@ def test_a_name_rebound_to_what_a_function_that_wraps_its_parameter_returns_hold
     assert 'unwrap(net).load_state_dict(torch.load("best.pt"))' in out
     kept = only(NAME, FIT_RETURNS.replace("net = fit(net, 3)", "fit(net, 3)"), frozenset({"wrap-model"}))
     assert '\nnet.load_state_dict(torch.load("best.pt"))' in kept
+
+
+TRAINER_TRAIN_RETURNS = """\
+import torch
+import torch.nn as nn
+
+
+class AETrainer:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def train(self, steps, ae_net):
+        opt = torch.optim.SGD(ae_net.parameters(), lr=self.lr)
+        for step in range(steps):
+            opt.zero_grad()
+            ae_net(torch.randn(2, 4)).sum().backward()
+            opt.step()
+        return ae_net
+
+
+class DeepSVDD:
+    def __init__(self):
+        self.net = nn.Linear(4, 4)
+        self.ae_trainer = AETrainer(0.1)
+
+    def pretrain(self):
+        self.ae_net = nn.Linear(4, 4)
+        self.ae_net = self.ae_trainer.train(3, self.ae_net)
+        self.net.load_state_dict(self.ae_net.state_dict())
+
+
+DeepSVDD().pretrain()
+"""
+
+
+def test_what_a_trainers_own_train_method_returns_is_not_the_trainer_but_the_wrapper_it_returns():
+    """lukasruff/Deep-SVDD-PyTorch (the twenty-seventh sweep): `self.ae_net = self.ae_trainer.train(dataset,
+    self.ae_net)`, the trainer wrapping the network it is handed and returning it. `train` is also
+    nn.Module's method that returns the module, so the call was taken to return the trainer:
+    `self.ae_net` was not seen to hold the wrapper, and `self.ae_net.state_dict()` kept its `module.`
+    keys, which no key of the bare network matched (the pretrained encoder weights were silently not
+    copied; the saved model held the wrapper's keys). Near miss: a module's own `train()` (an
+    override returning `super().train(mode)`) still hands back the module."""
+    out = only(NAME, TRAINER_TRAIN_RETURNS, frozenset({"wrap-model"}))
+    assert "self.net.load_state_dict(unwrap(self.ae_net).state_dict())" in out
+    override = TRAINER_TRAIN_RETURNS.replace(
+        "class AETrainer:", "class AETrainer(nn.Module):").replace(
+        "        return ae_net\n", "        return ae_net\n\n    def eval_mode(self):\n        return self\n").replace(
+        "    def train(self, steps, ae_net):", "    def train(self, mode=True):\n        return super().train(mode)\n\n"
+        "    def fit(self, steps, ae_net):").replace(
+        "self.ae_trainer.train(3, self.ae_net)", "self.ae_trainer.fit(3, self.ae_net)\n        same = self.ae_trainer.train()")
+    kept = only(NAME, override, frozenset({"wrap-model"}))
+    assert "self.net.load_state_dict(unwrap(self.ae_net).state_dict())" in kept  # `fit` returns the wrapper
+    from ddpify.analysis import objects
+    from ddpify.syntax.facts import Facts
+    from ddpify.syntax.parse import parse_module
+    from ddpify.syntax.names import dotted
+    facts = Facts(parse_module(override))
+    [same] = [n for n in facts.names if n.value == "same"]
+    call = facts.statement(same).body[0].value
+    assert {facts.code(s) for s in objects.of(facts).values(call)} == {"AETrainer(0.1)"}  # the module itself
+    assert dotted(call.func) == "self.ae_trainer.train"
