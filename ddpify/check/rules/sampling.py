@@ -1149,13 +1149,15 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     built over one, which torch's DataLoader splits between the processes itself; also one reordered by
     its own name, `train_ds = train_ds[order]`, and one a call handed this process's rank takes,
     `partition_dataset(data, world_size, rank)` keeping a `Subset` of its share), in a file that builds no sampler that a call
-    takes (a `DistributedSampler` built and handed to no loader shards nothing). A loader built in a
+    takes (a `DistributedSampler` built and handed to no loader shards nothing, and one whose loader only
+    evaluation reads shards no training loader: the test loader's `DistributedSampler` beside a training
+    loader that shuffles by itself, as DDP002 tells evaluation). A loader built in a
     helper of another module (`train_dl = prepare_data(...)` in data_utils.py, handed back through
     `preProcessing`) is reported where this file calls the helper.
     """
     f = ctx.facts
     if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") and not _taken_by_nothing(ctx, c)
-                               for c in f.calls):
+                               and not _evaluation_only(ctx, c, True) for c in f.calls):
         return
     reported: set[cst.Call] = set()
     for call in _loaders(ctx):
