@@ -481,7 +481,8 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     reported at the checked file's call that hands it (at a call that may run any of several
     classes' methods, an object of a class the program picks by name, only where each of them saves it).
     Not reported where the script resumes by loading a checkpoint, as read, back
-    into the same wrapper, in a file that resume may read (its own resume expects the `module.`
+    into the same wrapper (not a load that runs before the wrap binds it, `self._load_snapshot(path)`
+    in `__init__` above `self.model = DDP(self.model, ...)`: it loads into the bare model), in a file that resume may read (its own resume expects the `module.`
     keys; still reported where a one-process script beside it, naming no DistributedDataParallel,
     loads that file by its name, and the entry the save writes, into its model as read:
     `model.load_state_dict(torch.load("./checkpoints/final_model.pt")["model_params"])`; still
@@ -1102,7 +1103,7 @@ def _resumed_into_wrapper(ctx: Context) -> dict[str, list[tuple[cst.BaseExpressi
     for call in f.calls:
         arg = mt.positional(call, 0)
         if mt.is_method_call(call, "load_state_dict") and arg is not None and ctx.holds_ddp(call.func.value) is not None:
-            if _as_read(f, arg.value, call):
+            if _as_read(f, arg.value, call) and not _loaded_before_the_wrap(ctx, call):
                 found.setdefault(f.code(call.func.value), []).extend(_loaded_paths(f, arg.value, call))
         elif reads_saved_state(f, call):
             for a in call.args:
@@ -1113,6 +1114,26 @@ def _resumed_into_wrapper(ctx: Context) -> dict[str, list[tuple[cst.BaseExpressi
                 if ctx.holds_ddp(a) is not None:
                     found.setdefault(f.code(a), []).append((None, None))
     return found
+
+
+def _loaded_before_the_wrap(ctx: Context, call: cst.Call) -> bool:
+    """Does `x.load_state_dict(...)` run only before `x = DDP(x, ...)` binds the wrapper, in the
+    function that wraps: the load itself there above the wrap, or every call of the method that
+    loads (`self._load_snapshot(path)` in `__init__` above `self.model = DDP(self.model, ...)`,
+    pytorch/examples' multinode trainer)? Then it loads into the bare model, which wants the
+    model's own keys, not the `module.` keys of the wrapper's `state_dict()`."""
+    f = ctx.facts
+    receiver = f.code(call.func.value)  # type: ignore[attr-defined]
+    wraps = [w for w in ctx.script.calls_of(DDP) if isinstance(bind := f.parents.get(w), cst.Assign)
+             and any(f.code(t.target) == receiver for t in bind.targets)]
+    func = f.scope(call)
+    sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and not any(
+        f.scope(w) is func for w in wraps) else [call]
+
+    def above_the_wrap(site: cst.CSTNode) -> bool:
+        here = [w for w in wraps if f.scope(w) is f.scope(site)]
+        return bool(here) and all(f.spans[site][0] < f.spans[w][0] for w in here)
+    return bool(wraps) and bool(sites) and all(above_the_wrap(site) for site in sites)
 
 
 def _loaded_paths(f, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 3) \
