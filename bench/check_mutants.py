@@ -222,6 +222,18 @@ def _shuffles(call: cst.Call) -> bool:
     return arg is None or CODE(arg.value) == "True"
 
 
+def _evaluated_only(module: Module, loader: cst.Call) -> bool:
+    """Is the name the loader is bound to read only as an argument of calls named for evaluation
+    (`test(model, unlabelled_train_loader)`)?"""
+    bind = module.parents.get(loader)
+    if not isinstance(bind, cst.Assign) or len(bind.targets) != 1 or not isinstance(bind.targets[0].target, cst.Name):
+        return False
+    name = bind.targets[0].target
+    reads = [n for n in module.nodes if isinstance(n, cst.Name) and n.value == name.value and n is not name]
+    return bool(reads) and all(isinstance(arg := module.parents.get(n), cst.Arg) and isinstance(
+        call := module.parents.get(arg), cst.Call) and EVALUATION.search(name_of(call.func)) for n in reads)
+
+
 def _statement_line(module: Module, call: cst.Call) -> cst.SimpleStatementLine | None:
     """The statement line that is `call` alone (an expression statement)."""
     expr, line = module.parents.get(call), module.parents.get(module.parents.get(call))
@@ -239,7 +251,8 @@ def _deleted(module: Module, line: cst.SimpleStatementLine):
 
 def set_epoch_deleted(module: Module):
     """`sampler.set_epoch(epoch)` deleted, where the sampler is a DistributedSampler that shuffles,
-    a loader reads it, it is not an evaluation sampler, and it is the receiver's only set_epoch."""
+    a loader reads it, it is not an evaluation sampler (by its name, or its loader's only readers:
+    `test(model, loader)`), and it is the receiver's only set_epoch."""
     calls = [c for c in module.calls() if isinstance(c.func, cst.Attribute) and c.func.attr.value == "set_epoch"]
     for call in calls:
         receiver = call.func.value  # type: ignore[attr-defined]
@@ -252,12 +265,14 @@ def set_epoch_deleted(module: Module):
                    and name_of(v.func) == "DataLoader"]
             held = fed[0].value if len(fed) == 1 and fed[0] is not None else None
             names = CODE(receiver)
+            drawing = [v for v in module.assigned(CODE(receiver.value)) if isinstance(v, cst.Call)]
         else:
-            held = receiver if any((a := keyword(c, "sampler")) is not None and CODE(a.value) == CODE(receiver)
-                                   for c in loaders) else None
+            drawing = [c for c in loaders if (a := keyword(c, "sampler")) is not None and CODE(a.value) == CODE(receiver)]
+            held = receiver if drawing else None
             names = CODE(receiver)
         samplers = _samplers(module, held) if held is not None else None
-        if samplers and all(_shuffles(s) for s in samplers) and not EVALUATION.search(names + CODE(held)):
+        if samplers and all(_shuffles(s) for s in samplers) and not EVALUATION.search(names + CODE(held)) \
+                and not all(_evaluated_only(module, c) for c in drawing):
             yield line, _deleted(module, line)
 
 
@@ -265,7 +280,8 @@ def rank_zero_guard_removed(module: Module):
     """`if rank == 0: torch.save(...)` -> `torch.save(...)` on every process (a rank-0 conjunct of
     an `and` dropped, the other conjuncts kept): only where the `if` has no other branch, holds no
     collective and no save whose arguments name a rank (a file per process), and the save sits
-    under no other `if` inside it (`if val_loss < best:`: which processes pass it is not known)."""
+    under no other `if` inside it (`if val_loss < best:`: which processes pass it is not known);
+    not in a helper every call of which is under a rank-0 test already."""
     for branch in (n for n in module.nodes if isinstance(n, cst.If) and n.orelse is None and rank_zero(n.test)
                    and not isinstance(module.parents[n], cst.If)):  # not an `elif`
         inside = module.calls(branch.body)
@@ -274,6 +290,10 @@ def rank_zero_guard_removed(module: Module):
         if not saves or any(name_of(c.func) in COLLECTIVES for c in inside) \
                 or any("rank" in CODE(a.value).lower() for c in saves for a in c.args):
             continue
+        func = module.scope(branch)
+        sites = [c for c in module.calls() if isinstance(func, cst.FunctionDef) and name_of(c.func) == func.name.value]
+        if sites and all(module.under_rank_zero(c) for c in sites):
+            continue  # every call of the helper is on rank 0 already: its own guard is a second one
         kept = [t for t in _conjuncts(branch.test) if not rank_zero(t)]
         if kept:
             test = kept[0]
@@ -329,14 +349,15 @@ def map_location_removed(module: Module):
 
 def sampler_replaced_by_shuffle(module: Module):
     """`DataLoader(ds, sampler=DistributedSampler(ds))` -> `DataLoader(ds, shuffle=True)`: every process
-    reads the whole set; a training loader only (no val/test/eval in its or its sampler's name)."""
+    reads the whole set; a training loader only (no val/test/eval in its or its sampler's name, not
+    read only by calls named for evaluation)."""
     for call in (c for c in module.calls() if name_of(c.func) == "DataLoader"):
         arg = keyword(call, "sampler")
         if arg is None or keyword(call, "batch_sampler") is not None or not _samplers(module, arg.value):
             continue
         target = next((a for a in module.ancestors(call) if isinstance(a, (cst.Assign, cst.AnnAssign))), None)
         named = CODE(arg.value) + (" ".join(CODE(t) for t in _targets(target)) if target is not None else "")
-        if EVALUATION.search(named):
+        if EVALUATION.search(named) or _evaluated_only(module, call):
             continue
         true = cst.Name("True")
         shuffle = keyword(call, "shuffle")

@@ -222,3 +222,20 @@ def test_no_seed_under_a_flag_only_ever_false():
     source = CLEAN.replace('    if os.path.exists("ckpt.pt"):', '    resume = False\n    if resume:')
     assert _sites(source, "map_location-removed") == []
     assert _sites(source.replace("resume = False", "resume = os.path.exists('ckpt.pt')"), "map_location-removed")
+
+
+def test_no_seed_in_a_loader_only_evaluation_reads():
+    """`evaluate(model, loader)` is the loader's only reader: its order and its shards change no
+    training (the sampler keeps its set_epoch out of the training's concern)."""
+    source = CLEAN.replace("        for (x,) in loader:\n", "        evaluate(model, loader)\n        for (x,) in data:\n")
+    assert _sites(source, "set_epoch-deleted") == []
+    assert _sites(source, "sampler-to-shuffle") == []
+
+
+def test_no_guard_removed_in_a_helper_called_on_rank_zero_only():
+    source = CLEAN.replace('            torch.save(model.module.state_dict(), "ckpt.pt")\n',
+                           '            save(model)\n') + \
+        '\n\ndef save(model):\n    if dist.get_rank() == 0:\n        torch.save(model.module.state_dict(), "ckpt.pt")\n'
+    assert [m.line for m in _sites(source, "rank0-guard-removed")] == []
+    assert _sites(source.replace("        if rank == 0:\n            save(model)", "        save(model)"),
+                  "rank0-guard-removed")
