@@ -1141,7 +1141,9 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     without `sampler=`/`batch_sampler=` (nor among the keywords of a `**kwargs` written
     out: `DataLoader(ds, **train_kwargs)` with `train_kwargs = {"batch_size": 64}` and its
     `.update(...)`s) that a DDP training loop of this file reads as
-    it was built (not one `accelerator.prepare` hands back: accelerate shards it),
+    it was built (not one `accelerator.prepare` hands back: accelerate shards it), also drawn by
+    hand, `batch = next(it)` in a loop where a call that trains takes the batch (`self.run_step(batch)`;
+    not a batch only a forward takes, an evaluation loss),
     whose data set is torch's or torchvision's or a class of this file that never mentions a
     rank, a world size or shards, or a comprehension over such data that reads no rank
     (`[t for lt in ds for t in lt]`) (a data set that shards itself is fine, and so is a datapipe
@@ -1151,31 +1153,98 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     `partition_dataset(data, world_size, rank)` keeping a `Subset` of its share), in a file that builds no sampler that a call
     takes (a `DistributedSampler` built and handed to no loader shards nothing, and one whose loader only
     evaluation reads shards no training loader: the test loader's `DistributedSampler` beside a training
-    loader that shuffles by itself, as DDP002 tells evaluation). A loader built in a
+    loader that shuffles by itself, as DDP002 tells evaluation; a class of the program named
+    `...Sampler` that rests on no class outside it but `ABC`/`object`, a diffusion's
+    `UniformSampler(diffusion)` of time steps, samples no data). A loader built in a
     helper of another module (`train_dl = prepare_data(...)` in data_utils.py, handed back through
-    `preProcessing`) is reported where this file calls the helper.
+    `preProcessing`) is reported where this file calls the helper (for a loader drawn by hand, the
+    call whose value reaches the draw: `data = load_data_text(...)`, not `data_valid = ...`).
     """
     f = ctx.facts
-    if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") and not _taken_by_nothing(ctx, c)
-                               and not _evaluation_only(ctx, c, True) for c in f.calls):
+    if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") and _data_sampler(f, c)
+                               and not _taken_by_nothing(ctx, c) and not _evaluation_only(ctx, c, True)
+                               for c in f.calls):
         return
     reported: set[cst.Call] = set()
     for call in _loaders(ctx):
         unpacked = f.unpacked_keys(call) if mt.has_double_star(call) else set()
         if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or unpacked is None \
-                or unpacked & {"sampler", "batch_sampler"} or not _trained_on(ctx, call) or not _whole_data(ctx, call) \
-                or library_stream(f, call) == SPLITS:
+                or unpacked & {"sampler", "batch_sampler"}:
+            continue
+        looped = _trained_on(ctx, call)
+        draws = [] if looped else _drawn_in_training(ctx, call)
+        if not (looped or draws) or not _whole_data(ctx, call) or library_stream(f, call) == SPLITS:
             continue
         if not f.in_library(call):
             yield Hit(call, "every rank reads this whole loader (no DistributedSampler): each process trains on all "
                             "the data; shard it with sampler=DistributedSampler(dataset)")
             continue
         for site in _entry_calls(f, call):  # built in a helper of another module: where this file calls it
-            if site not in reported and not ctx.ranks.undistributed(site):
+            if site not in reported and not ctx.ranks.undistributed(site) and (looped or _site_draws(ctx, site, draws)):
                 reported.add(site)
                 yield Hit(site, f"`{f.code(site.func)}(...)` builds a loader every rank reads whole (in "
                                 f"`{f.scope(call).name.value}`, no DistributedSampler): each process trains on all "
                                 "the data; shard it with sampler=DistributedSampler(dataset)")
+
+
+# the bases a class of the program may have and still be no data sampler: nothing torch's `Sampler` could be
+PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
+
+
+def _data_sampler(f, call: cst.Call) -> bool:
+    """May `call` (of a name ending in `Sampler`) build a sampler of data? Not where it builds a class
+    of the program whose lineage rests on no class from outside it but `object`, `ABC`, `Generic`,
+    `Protocol`: a sampler of something else (the diffusion step sampler `UniformSampler(diffusion)`
+    of improved-diffusion's `class ScheduleSampler(ABC)`), which shards no data. Before, such a
+    sampler, handed to the trainer, silenced DDP021 for the whole file (DiffuSeq bea43e1)."""
+    cls = f.classes.get((dotted(call.func) or "").rpartition(".")[2])
+    if cls is None:
+        return True
+    return any((dotted(b.value) or "object").rpartition(".")[2] not in (*f.classes, *PLAIN_BASES)
+               for c in f.lineage(cls) for b in c.bases)
+
+
+def _drawn_in_training(ctx: Context, loader: cst.Call) -> list[cst.Call]:
+    """The `next(it)` calls in a loop whose `it` holds `loader` as it was built (`_as_built`; also
+    through a generator that hands its batches on, `def infinite_loader(dl): while True: yield
+    from dl`) and whose batch a call that trains takes (`batch, cond = next(self.data)`, then
+    `self.run_step(batch, cond)`, whose backward is calls below): a loader drawn by hand in a
+    training loop. Not a batch only a forward takes (`batch_eval = next(self.eval_data)` for
+    `self.forward_only(batch_eval)`, the evaluation loss of the same loop). Before, only a `for`
+    loop over the loader counted (DiffuSeq bea43e1's TrainLoop, DDP021 silent)."""
+    f = ctx.facts
+    return [call for call in f.calls_named("next") if dotted(call.func) == "next" and call.args
+            and next(f.enclosing_loops(call), None) is not None and _batch_trains(f, call)
+            and _as_built(ctx, call.args[0].value, loader)]
+
+
+def _batch_trains(f, draw: cst.Call) -> bool:
+    """Does a call that trains (a backward, or a function of the program that runs one) take the
+    batch `draw` pulls: as an argument (`step(next(it))`), or by a name it is assigned to, in the
+    loop around it (`batch, cond = next(it)` then `self.run_step(batch, cond)`)?"""
+    def trains(call: cst.Call) -> bool:
+        return f.is_backward(call) or any(f.trains(func) for func in f.user_functions(call))
+    parent = f.parent(draw)
+    if isinstance(parent, cst.Arg):
+        outer = f.parent(parent)
+        return isinstance(outer, cst.Call) and trains(outer)
+    if not isinstance(parent, cst.Assign) or parent.value is not draw:
+        return False
+    names = {n.value for t in parent.targets for n in f.findall(t.target, cst.Name)}
+    loop = next(f.enclosing_loops(draw))
+    return any(trains(c) and any(n.value in names for a in c.args for n in f.findall(a.value, cst.Name))
+               for c in f.calls_in(loop))
+
+
+def _site_draws(ctx: Context, site: cst.Call, draws: list[cst.Call]) -> bool:
+    """Does the value the checked file binds at `site` (a call of the helper that builds the
+    loader) reach one of `draws` (`_drawn_in_training`): is the iterator a `next()` there draws
+    from one of the names the object core hands that value on to (`data = load_data_text(...)`,
+    `TrainLoop(data=data)`, `self.data = data`)? The helper's other call, for the evaluation
+    loader drawn for a forward only, is not reported."""
+    flow = objects.of(ctx.facts)
+    refs = flow.carriers(set(flow.bound_at(site)))
+    return any(ctx.facts.ref(d.args[0].value) in refs for d in draws)
 
 
 def _loaders(ctx: Context) -> list[cst.Call]:
