@@ -81,7 +81,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     itself, which DDP021 reports; an item of a dict read by its key is that key's sampler only,
     `sampler=samplers["train"]` takes no `samplers["val"]`, and a function of the program that
     never reads its parameter takes nothing). Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
-    or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`.
+    or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`. Nor is
+    one whose loader is read only in loops that run once (`for epoch in range(1):`, around the read
+    or around every call of the function that reads it): one epoch has no order to repeat.
     Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
     sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
     never passes the test; and a `set_epoch` that runs once, before the epochs (in no loop of a
@@ -119,6 +121,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
                 if sites and all(_unread_or_evaluated_at(ctx, call, site) for site in sites
                                  if _built_for(f, call, func, site)):
                     continue  # every loader its helper makes goes to evaluation or to nothing
+                if _read_in_one_epoch(ctx, call):
+                    continue  # `for epoch in range(1):` around every read: no second epoch to reorder
                 yield Hit(call, "this DistributedSampler shuffles, but nothing calls its set_epoch(epoch): every "
                                 "epoch sees the same order")
                 continue
@@ -173,6 +177,34 @@ def _epoch_loops(ctx: Context, sampler: cst.Call) -> list[cst.For | cst.While]:
     loops, passed = _readers(ctx, sampler)
     return [outer for read in [*loops, *passed] for outer in f.enclosing_loops(read)
             if outer not in loops and not any(f.is_inside(outer, lp.body) for lp in loops)]
+
+
+def _read_in_one_epoch(ctx: Context, sampler: cst.Call) -> bool:
+    """Is the loader of `sampler` read only inside loops that run once (`for epoch in range(1):`,
+    `range(0, 1)`: a literal count of one), a loop over it in a function every call of which lies in
+    such a loop? Then there is one epoch, and `set_epoch(0)` would give the order the sampler
+    already draws: nothing to reorder."""
+    f = ctx.facts
+    loops, passed = _readers(ctx, sampler)
+
+    def once(node: cst.CSTNode, depth: int = 2) -> bool:
+        if any(_runs_once(lp) for lp in f.enclosing_loops(node)):
+            return True
+        func = f.scope(node)
+        sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and depth else []
+        return bool(sites) and all(once(site, depth - 1) for site in sites)
+    reads = [*loops, *passed]
+    return bool(reads) and all(once(read) for read in reads)
+
+
+def _runs_once(loop: cst.For | cst.While) -> bool:
+    """`for ... in range(1):`, `range(0, 1)`: a loop whose count is the literal one."""
+    it = loop.iter if isinstance(loop, cst.For) else None
+    if not (isinstance(it, cst.Call) and mt.is_call_of(it, "range") and 1 <= len(it.args) <= 2
+            and all(isinstance(a.value, cst.Integer) and a.keyword is None for a in it.args)):
+        return False
+    bounds = [int(a.value.value, 0) for a in it.args if isinstance(a.value, cst.Integer)]
+    return (bounds[-1] - (bounds[0] if len(bounds) == 2 else 0)) == 1
 
 
 def _before_the_epochs(f, node: cst.CSTNode, epochs: list[cst.For | cst.While]) -> bool:
