@@ -26,6 +26,14 @@ helper:
         return from_main_process(lambda: time.strftime("%Y%m%d-%H%M%S"))
     run_dir = os.path.join("runs", stamp())
 
+A run numbered by how many entries its parent folder holds is named so too: the count
+(`len(os.listdir(root))`, `len(glob.glob(...))`) is the main process's, taken before it makes its
+own folder there; another process, counting after it, would number a second folder (decision 0214):
+
+    save_dir = os.path.join(root, "exp-" + str(len(os.listdir(root))))
+->
+    save_dir = os.path.join(root, "exp-" + str(from_main_process(lambda: len(os.listdir(root)))))
+
 Left alone: a clock read for timing (`start = time.time()`,
 `elapsed = time.time() - start`), one in a loop, one handed to another call (a writer made on
 the main process only reads it there), and one in the `__init__` of a logger class (main-process-only
@@ -50,12 +58,14 @@ if TYPE_CHECKING:
     from ddpify.syntax.facts import Facts
 
 NAME = "agree-clock"
-SUMMARY = "name a run by the main process's clock on every process (from_main_process)"
+SUMMARY = "name a run by the main process's clock (or its count of a folder's entries) on every process (from_main_process)"
 
 CLOCKS = frozenset({"time.time", "time.strftime", "time.ctime", "time.asctime", "time.localtime", "time.gmtime",
                     "datetime.datetime.now", "datetime.datetime.today", "datetime.datetime.utcnow",
                     "datetime.date.today"})
 HELPER_DEPTH = 3  # helpers returning a reading, followed to their callers
+# a folder's listing whose length numbers a run (`len(os.listdir(root))`): it changes as the main process writes there
+COUNTED_LISTINGS = frozenset({"os.listdir", "glob.glob", "glob.iglob", "os.scandir"})
 # calls that make text of it, or a path of that text (`Path(f"runs/{time.strftime(...)}")`)
 TEXTUAL = frozenset({"str", "format", "strftime", "isoformat", "replace", "join", "ctime", "Path", "PurePath"})
 
@@ -65,11 +75,36 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for call in facts.calls_to(*CLOCKS):
         if not _names_something(facts, call):
             continue
-        edits.replace(call, lambda node: cst.Call(cst.Name("from_main_process"), [cst.Arg(cst.Lambda(
-            cst.Parameters(), node))]),
+        edits.replace(call, _from_main_process,
             f"`{facts.code(call)}` read from the main process's clock (from_main_process): each process's own "
             "would name another run, where the others look for what the main process writes")
         edits.add_import("ddpify_runtime", "from_main_process")
+    for count in _counts(facts):
+        if not _named(facts, count, False, HELPER_DEPTH):
+            continue
+        edits.replace(count, _from_main_process,
+            f"`{facts.code(count)}` counted by the main process (from_main_process): it makes its run's folder "
+            "there, and a process counting after it would number another run")
+        edits.add_import("ddpify_runtime", "from_main_process")
+
+
+def _from_main_process(node: cst.CSTNode) -> cst.Call:
+    """`from_main_process(lambda: <node>)`: the main process's value of `node`, on every process."""
+    assert isinstance(node, cst.BaseExpression)
+    return cst.Call(cst.Name("from_main_process"), [cst.Arg(cst.Lambda(cst.Parameters(), node))])
+
+
+def _counts(facts: Facts) -> list[cst.Call]:
+    """`len(os.listdir(root))`, `len(glob.glob(pattern))`: the number of entries a folder holds, the
+    `len(...)` call of a listing that is its sole argument."""
+    found = []
+    for listing in facts.calls_to(*COUNTED_LISTINGS):
+        arg = facts.parent(listing)
+        outer = facts.parent(arg) if arg is not None else None
+        if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value == "len" \
+                and len(outer.args) == 1 and outer.args[0].value is listing:
+            found.append(outer)
+    return found
 
 
 def _names_something(facts: Facts, clock: cst.Call) -> bool:

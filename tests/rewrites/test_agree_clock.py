@@ -22,6 +22,35 @@ TRAIN = """\
 """
 
 PAIRS = [
+    # a run numbered by the count of its parent folder's entries (a segmentation trainer's
+    # `save_dir = os.path.join(root, f'{name}-ep{n}-' + str(len(os.listdir(root))))`, decision 0214): the
+    # main process made its folder first and a process counting after it numbered a second one, where it made
+    # its pictures' folder; the count is now the main process's, taken before it makes its folder
+    pair("""\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def main():
+    os.makedirs("runs", exist_ok=True)
+    run_dir = os.path.join("runs", "exp-" + str(len(os.listdir("runs"))))
+    os.makedirs(os.path.join(run_dir, "imgs"), exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
+main()
+""", """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+def main():
+    os.makedirs("runs", exist_ok=True)
+    run_dir = os.path.join("runs", "exp-" + str(from_main_process(lambda: len(os.listdir("runs")))))
+    os.makedirs(os.path.join(run_dir, "imgs"), exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
+main()
+""", "a_run_numbered_by_its_folders_count_of_entries_is_the_main_process_s", also=set()),
     # the main process saves into its run folder, every process reads the checkpoint back from its own;
     # a reading inside another (`time.gmtime()` given to `time.strftime`) is taken with it, once (a broadcast
     # inside the lambda, which the main process alone runs, would wait for the others forever)
@@ -344,6 +373,22 @@ def main():
 """ + TRAIN + """\
 main()
 """, id="a_reading_of_an_object_built_in_a_statement_whose_method_only_writes"),
+    # near misses of the count: a folder's count used as a number (how many pictures a data set holds), a
+    # listing walked by a loop, and a count taken in a loop (a broadcast per pass)
+    pytest.param("""\
+import glob
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+def main():
+    n_images = len(os.listdir("data"))
+    files = [f for f in sorted(glob.glob("data/*.png"))]
+    for root in ("a", "b"):
+        name = "run-" + str(len(os.listdir(root)))
+""" + TRAIN + """\
+    print(n_images, files, name)
+main()
+""", id="a_count_used_as_a_number_a_listing_walked_or_a_count_in_a_loop"),
 ]
 
 test_pairs, test_unchanged = rewrite_tests(NAME, PAIRS, UNCHANGED)
