@@ -887,6 +887,7 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode], skip: frozenset[cs
             continue
         calls = parameter_calls(facts, opt)
         owners: dict[tuple[str, cst.CSTNode], list[bool]] = {}
+        several = _read_in_several_classes(facts, calls, opt)
         for call in calls:
             receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
             whole, of_part = _looped_submodule(facts, receiver)
@@ -900,7 +901,7 @@ def _trained_names(facts: Facts, untraced: list[cst.CSTNode], skip: frozenset[cs
             if receiver is not None and (owner := _owner(receiver)):
                 aliased = _aliased_owner(facts, receiver)
                 of, part = aliased or (owner, False)
-                at = facts.statement(call) if aliased or _stored_elsewhere(facts, call, opt) else opt
+                at = facts.statement(call) if aliased or _stored_elsewhere(facts, call, opt) or of in several else opt
                 owners.setdefault((of, at), []).append(part or of_part or _is_submodule(receiver))
         if not owners or any(_loop_variable(facts, o, opt) for o, _ in owners):
             untraced.append(opt)  # `{k: Adam(net.parameters()) for k, net in nets.items()}`: an item of what it
@@ -1069,6 +1070,30 @@ def _unpacked_elements(facts: Facts) -> Iterator[tuple[cst.BaseExpression, cst.B
                 ref = facts.ref(element.value, stmt)
                 for value in facts.unpacked_elements(ref) if ref is not None else ():
                     yield element.value, value, stmt
+
+
+def _read_in_several_classes(facts: Facts, calls: list[cst.Call], optimizer: cst.Call) -> set[str]:
+    """The owners (`online_network` of `self.online_network.parameters()`) whose parameters reach
+    `optimizer`, built in a helper (`get_optimizer(cfg, params=...)`), from the methods of several
+    classes, an attribute the program never names bare: each class's attribute is a model of its
+    own, found where it is read. Keyed by the name alone, one class's was wrapped and the others'
+    trained bare on every process (decision 0214: a library's BYOL, ReLIC and SimSiam classes each
+    hand `self.online_network.parameters()` to one `train_utils.get_optimizer`; only ReLIC's was
+    wrapped). A name also bound bare (`encoder = NETWORKS[arch]`, `model = ALGORITHMS[algo](...)`)
+    is left to the name's search, as before."""
+    classes: dict[str, set[cst.ClassDef]] = {}
+    for call in calls:
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        owner = _owner(receiver) if isinstance(receiver, cst.Attribute) and mt.is_name(receiver.value, "self") else None
+        cls = facts.enclosing_class(call)
+        if owner and cls is not None and facts.scope(call) is not facts.scope(optimizer):
+            classes.setdefault(owner, set()).add(cls)
+    several = {owner for owner, found in classes.items() if len(found) > 1}
+    if several:
+        bare = {n.value for n in facts.names if n.value in several and not (
+            isinstance(parent := facts.parent(n), cst.Attribute) and parent.attr is n)}
+        several -= bare
+    return several
 
 
 def _stored_elsewhere(facts: Facts, call: cst.Call, optimizer: cst.Call) -> bool:

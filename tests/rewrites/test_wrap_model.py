@@ -101,6 +101,225 @@ class Net(torch.nn.Module):
 """)
 
 PAIRS = [
+    # a helper builds the optimizer for every algorithm class of a library (`train_utils.get_optimizer(cfg,
+    # params=self.online_network.parameters())` in BYOL's, ReLIC's and SimSiam's `__init__`, decision 0214):
+    # found by the attribute's name alone, one class's model was wrapped and the class the run picked from
+    # the registry trained bare; each class's attribute is now a model of its own, wrapped in its class
+    pair("""\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def get_optimizer(params):
+    return torch.optim.SGD(params=params, lr=0.1)
+
+
+class Online(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class BYOL:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4, shuffle=True)
+        self.online_network = Online()
+        self.optim = get_optimizer(params=self.online_network.parameters())
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                loss = self.online_network(x).pow(2).mean()
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+
+
+class ReLIC:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4, shuffle=True)
+        self.online_network = Online()
+        self.optim = get_optimizer(params=self.online_network.parameters())
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                loss = self.online_network(x).abs().mean()
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+
+
+ALGORITHMS = {"byol": BYOL, "relic": ReLIC}
+ALGORITHMS["byol"]().train()
+""", """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+
+def get_optimizer(params):
+    return torch.optim.SGD(params=params, lr=0.1)
+
+
+class Online(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class BYOL:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4, shuffle=True)
+        self.online_network = Online()
+        self.optim = get_optimizer(params=self.online_network.parameters())
+        self.online_network = DistributedDataParallel(self.online_network, device_ids=device_ids(self.online_network))
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                loss = self.online_network(x).pow(2).mean()
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+
+
+class ReLIC:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4, shuffle=True)
+        self.online_network = Online()
+        self.optim = get_optimizer(params=self.online_network.parameters())
+        self.online_network = DistributedDataParallel(self.online_network, device_ids=device_ids(self.online_network))
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                loss = self.online_network(x).abs().mean()
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+
+
+ALGORITHMS = {"byol": BYOL, "relic": ReLIC}
+ALGORITHMS["byol"]().train()
+""", "one_helper_optimizer_for_the_same_attribute_of_several_classes_wraps_each_classs_model", also=set()),
+    # near miss: the classes' attributes have names of their own (each was found and wrapped before)
+    pair("""\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def get_optimizer(params):
+    return torch.optim.SGD(params=params, lr=0.1)
+
+
+class Online(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class BYOL:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4, shuffle=True)
+        self.online_network = Online()
+        self.optim = get_optimizer(params=self.online_network.parameters())
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                loss = self.online_network(x).pow(2).mean()
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+
+
+class ReLIC:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4, shuffle=True)
+        self.student = Online()
+        self.optim = get_optimizer(params=self.student.parameters())
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                loss = self.student(x).abs().mean()
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+
+
+ALGORITHMS = {"byol": BYOL, "relic": ReLIC}
+ALGORITHMS["byol"]().train()
+""", """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+
+def get_optimizer(params):
+    return torch.optim.SGD(params=params, lr=0.1)
+
+
+class Online(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class BYOL:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4, shuffle=True)
+        self.online_network = Online()
+        self.optim = get_optimizer(params=self.online_network.parameters())
+        self.online_network = DistributedDataParallel(self.online_network, device_ids=device_ids(self.online_network))
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                loss = self.online_network(x).pow(2).mean()
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+
+
+class ReLIC:
+    def __init__(self):
+        self.loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4, shuffle=True)
+        self.student = Online()
+        self.optim = get_optimizer(params=self.student.parameters())
+        self.student = DistributedDataParallel(self.student, device_ids=device_ids(self.student))
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.loader:
+                loss = self.student(x).abs().mean()
+                self.optim.zero_grad()
+                loss.backward()
+                self.optim.step()
+
+
+ALGORITHMS = {"byol": BYOL, "relic": ReLIC}
+ALGORITHMS["byol"]().train()
+""", "one_helper_optimizer_for_attributes_of_their_own_names_wraps_each_as_before", also=set()),
     # the knowledge-distillation sweep program's `model = net.Net(params).cuda() if params.cuda else
     # net.Net(params)`: "could not tell which model this optimizer trains", nothing wrapped or sharded
     pair("""\
