@@ -87,7 +87,7 @@ __all__ = [
     "device_ids", "convert_sync_batchnorm", "unwrap", "without_module_prefix", "penalty_gradients",
     "sync_gradients", "average_gradients",
     # data
-    "set_epoch", "end_epoch", "endless", "ShardedSampler", "shard_loader",
+    "set_epoch", "end_epoch", "endless", "ShardedSampler", "shard_loader", "shard_batches", "agree_random_state",
     # fsdp
     "shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
     "full_optimizer_state_dict", "load_full_optimizer_state_dict",
@@ -1372,6 +1372,49 @@ def endless(loader: Any) -> Iterator[Any]:
         if not drawn:
             return
         epoch += 1
+
+
+def shard_batches(batches: Any) -> Any:
+    """This process's part of a training loop's batches sliced by hand: items ``rank``,
+    ``rank + world_size``, ... of ``batches`` (a range of start offsets, ``range(0, n, bs)``; a
+    list or tuple; an iterable, ``zip(X.split(bs), y.split(bs))``, listed first), as a list.
+
+    Every process takes the same number of items, ``ceil(len / world_size)``: the last round, where
+    it is incomplete, wraps round to the first items (as ``DistributedSampler`` pads its shards), so
+    no batch is left out and every process takes as many optimizer steps (one step more on one
+    process would leave it waiting in DDP's all-reduce for the others). Fewer batches than
+    processes: each takes one, some the same. With one process (no launcher, or before
+    initialisation) ``batches`` comes back as it is, so ``python train_ddp.py`` draws what the
+    single-GPU script drew. The order the items come in is the program's: a permutation it draws
+    must be the same on every process (``agree_random_state()`` before it), or the parts overlap.
+    """
+    world = get_world_size()
+    if world == 1:
+        return batches
+    items = batches if isinstance(batches, (range, list, tuple)) else list(batches)
+    count = len(items)
+    if count == 0:
+        return []
+    rank = get_rank()
+    return [items[(rank + k * world) % count] for k in range(-(-count // world))]
+
+
+def agree_random_state() -> None:
+    """Give every process the main process's random state (torch CPU and CUDA, ``random``, numpy):
+    what the program draws next, until the processes' draws part again (dropout over batches of
+    their own), is drawn alike on every process. Placed before a permutation that orders the
+    batches ``shard_batches`` deals out (``perm = torch.randperm(n)``, ``np.random.shuffle(idx)``,
+    drawn at each epoch), so that every process deals from the same order: the main process's,
+    the single process's. A collective where there is more than one process (one
+    ``broadcast_object_list``); in a training pass (``set_epoch``) it ends the pass, as
+    ``end_epoch()`` does; with one process it does nothing.
+    """
+    if not _initialised() or get_world_size() == 1:
+        return
+    if _STATE.in_pass:
+        _end_pass()
+    else:
+        _share_random_state()
 
 
 def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:

@@ -694,6 +694,34 @@ def test_endless_starts_the_next_pass_with_the_next_epoch_where_one_ends():
     assert list(rt.endless([])) == []  # nothing to draw: it ends
 
 
+@pytest.mark.parametrize("batches, world, parts", [
+    (range(0, 100, 16), 2, [[0, 32, 64, 96], [16, 48, 80, 0]]),  # 7 batches: the last round wraps to the first
+    (range(6), 3, [[0, 3], [1, 4], [2, 5]]),
+    (range(2), 3, [[0], [1], [0]]),  # fewer batches than processes: one each, some the same
+    (zip("abc", "xyz"), 2, [[("a", "x"), ("c", "z")], [("b", "y"), ("a", "x")]]),  # an iterable: listed first
+    (range(0), 2, [[], []]),
+])
+def test_shard_batches_deals_every_process_as_many_batches(monkeypatch, batches, world, parts):
+    """decision 0217: item rank, rank + world, ... of the batches sliced by hand; every process as
+    many (ceil(n / world)), the last round wrapped round to the first items, none left out."""
+    listed = list(batches) if not isinstance(batches, range) else batches
+    monkeypatch.setattr(rt, "get_world_size", lambda: world)
+    for rank, part in enumerate(parts):
+        monkeypatch.setattr(rt, "get_rank", lambda: rank)
+        assert rt.shard_batches(listed) == part
+    assert sorted({repr(b) for part in parts for b in part}) == sorted({repr(b) for b in listed})
+
+
+def test_shard_batches_gives_the_batches_back_with_one_process():
+    """`python train_ddp.py`: the single-GPU script's batches, the same object; agree_random_state
+    draws nothing and moves no state."""
+    batches = range(0, 10, 3)
+    assert rt.shard_batches(batches) is batches
+    state = torch.get_rng_state()
+    rt.agree_random_state()
+    assert torch.equal(torch.get_rng_state(), state)
+
+
 # --------------------------------------------------------------------------- set_epoch
 
 DATA = list(range(20))
