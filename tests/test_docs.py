@@ -261,6 +261,10 @@ CONTEXTS = {
         IMPORTS + "class Stream(torch.utils.data.IterableDataset):\n    def __init__(self, files):\n"
         "        self.files = files\n\n    def __iter__(self):\n        for name in self.files:\n"
         "            yield torch.randn(2), torch.randn(1)\n\n\nfiles = ['a', 'b']\n{example}\n" + MODEL + EPOCHS,
+        IMPORTS + MODEL + "X, y = torch.randn(8, 2), torch.randn(8, 1)\nn, bs, epochs = 8, 4, 2\n{example}\n"
+        "        opt.zero_grad()\n        ((model(X[idx]) - y[idx]) ** 2).mean().backward()\n        opt.step()\n",
+        IMPORTS + MODEL + "X, y = torch.randn(8, 2), torch.randn(8, 1)\nbs = 4\n{example}\n"
+        "    opt.zero_grad()\n    ((model(xb) - yb) ** 2).mean().backward()\n    opt.step()\n",
         IMPORTS + "class Files(torch.utils.data.Dataset):\n    def __init__(self, names):\n{example:8}\n\n"
         "    def __len__(self):\n        return len(self.files)\n\n    def __getitem__(self, i):\n"
         "        return torch.randn(2), torch.randn(1)\n\n\nloader = DataLoader(Files(['a', 'b']), batch_size=4, "

@@ -21,7 +21,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names
-from ddpify.analysis import objects, phases
+from ddpify.analysis import hand_batches, objects, phases
 from ddpify.analysis.forward import is_module_class
 from ddpify.analysis.objects import Sites
 from ddpify.analysis.models import Models, bare_tensors
@@ -51,7 +51,7 @@ class Loaders:
     # stream that splits itself by node only where told how (`library_stream`): left whole, with a TODO
     epoch_loops: list[EpochLoop]
     unlooped: list[cst.Call]  # sharded loaders no epoch loop re-iterates
-    manual: list[cst.For]  # batch loops that slice tensors by hand
+    manual: list[cst.For]  # batch loops that slice tensors by hand, left whole (`hand.whole` says why)
     sharded_loops: list[cst.For]  # batch loops over a sharded loader, training or not
     by_key: dict[cst.Call, tuple[str, tuple[str, ...]]] = field(default_factory=dict)  # comprehension-built: (dict, keys to shard)
     remade: list[tuple[cst.CSTNode, str]] = field(default_factory=list)  # (statement, loader): its iterator made again at its end
@@ -65,6 +65,8 @@ class Loaders:
     # follows them (a pre-training `for _ in range(2):` over a new loader, one made anew on StopIteration
     # in a step loop): shard_loader gives each the epoch after the last one's made there (`rebuilt_in_a_loop`)
     rebuilt: list[cst.Call] = field(default_factory=list)
+    # training loops that batch by hand: those dealt out to the processes (shard_batches), and why the rest stay whole
+    hand: hand_batches.Hand = field(default_factory=hand_batches.Hand)
 
 
 def find(facts: Facts, models: Models) -> Loaders:
@@ -111,12 +113,14 @@ def find(facts: Facts, models: Models) -> Loaders:
     sharded_loops = list(dict.fromkeys([*(lp for c in training for lp, _ in fed.get(c, ())
                                           if isinstance(lp, (cst.For, cst.While))),
                                         *_reading_sharded(facts, loader_calls, training, drawing)]))
-    manual = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)
+    sliced = [lp for lp in facts.loops if isinstance(lp, cst.For) and lp not in drawing and _slices_by_hand(facts, lp)
               and not any(facts.is_inside(inner, lp) for inner in drawing)  # an epoch loop around a loader's batches
               and not _draws_by_a_call(facts, lp, drawing)]
+    hand = hand_batches.find(facts, sliced, drawing, deals=not unknown and (models.wrapped or synced))
+    manual = [lp for lp in sliced if lp in hand.whole]
     by_key = {c: found for c, found in by_key.items() if found is not None and c in training}
     return Loaders(training, iterable, loops, unlooped, manual, sharded_loops, by_key, remade,
-                   [(c, unknown[0]) for c in withheld if c not in iterable], self_split, unwrapped, rebuilt)
+                   [(c, unknown[0]) for c in withheld if c not in iterable], self_split, unwrapped, rebuilt, hand)
 
 
 def _reading_sharded(facts: Facts, loader_calls: list[cst.Call], training: list[cst.Call],
@@ -359,7 +363,8 @@ def unfed_training(facts: Facts, models: Models, found: Loaders) -> cst.For | cs
     sharded, split by hand, left whole for a reason of its own or split by itself: the loop that
     trains first and sits in no other loop of its function (shard-data's TODO there says so; reach
     leaves its "cannot trace to a DataLoader" out of that loop)."""
-    if not models.wrapped or found.training or found.manual or found.iterable or found.withheld or found.self_split:
+    if not models.wrapped or found.training or found.manual or found.hand.dealt or found.iterable or found.withheld \
+            or found.self_split:
         return None
     return _outermost_training_loop(facts)
 
@@ -583,11 +588,11 @@ def _slices_by_hand(facts: Facts, loop: cst.For) -> bool:
     reach; with `range(a, b)` (or a step of 1: `range(start, epochs + 1, 1)`, an epoch loop), a
     slice by the loop's variable (`data[i:i + bs]`), not an epoch loop that slices a list of
     metrics (`values[:-1]`)."""
-    if not (mt.is_call_of(loop.iter, "range") and loop.iter.args):
+    if not (mt.is_call_of(loop.iter, "range") and loop.iter.args) or not facts.trains(loop):
         return False
-    if len(loop.iter.args) < 2 or not facts.trains(loop):
-        return False  # `range(0, n, batch_size)` steps through the data; so does slicing by hand
     names = [n.value for n in target_names(loop.target)]
+    if len(loop.iter.args) < 2:  # `for b in range(n_batches): idx = perm[b * bs:(b + 1) * bs]`: a window
+        return any(hand_batches.windows(facts, loop.body, n) for n in names)
     step = loop.iter.args[2].value if len(loop.iter.args) == 3 else None
     strided = step is not None and not (isinstance(step, cst.Integer) and step.value == "1")
     return strided or bool(facts.findall(

@@ -143,7 +143,10 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
                    for c in facts.calls_in(node) for f in facts.user_functions(c) if f is not node)
 
     unfed = unfed_training(facts, analysis.models, analysis.loaders)  # shard-data's TODO: no DataLoader feeds it
+    dealt = {d.loop for d in analysis.loaders.hand.dealt}  # batches by hand, dealt out (shard_batches)
     for loop in batch_loops:
+        if loop in dealt:
+            continue
         if unfed is not None and (loop is unfed or facts.is_inside(loop, unfed)) \
                 and not _drawn_outside(facts, mt.strip_iteration(loop.iter), local):
             continue

@@ -98,6 +98,29 @@ number of steps (`StepLR(opt, step_size=2000)`, `MultiStepLR(opt, milestones=[..
 `ExponentialLR`) stepped per batch in a `for` over a sharded loader now runs over world_size times as
 many epochs: named with a warning at its `step()`.
 
+Training batched by hand, with no DataLoader (ddpify.analysis.hand_batches: a `range` whose variable
+slices a window of the data, or splits of tensors, in a loop that trains), is dealt out the same way:
+
+    for epoch in range(epochs):
+        perm = torch.randperm(n)
+        for i in range(0, n, bs):
+            idx = perm[i:i + bs]
+->
+    for epoch in range(epochs):
+        agree_random_state()
+        perm = torch.randperm(n)
+        for i in shard_batches(range(0, n, bs)):
+            idx = perm[i:i + bs]
+
+    for xb, yb in zip(X.split(bs), y.split(bs)):  ->  for xb, yb in shard_batches(zip(X.split(bs), y.split(bs))):
+
+`shard_batches` (runtime) gives each process every world_size-th batch, all as many (the last round
+wrapped round to the first), and the batches as they are with one process; `agree_random_state()`
+(runtime), before the permutation drawn at each epoch (or in a function a loop calls), gives every
+process the main process's random state, so that they deal from the same order. A loop the analysis
+cannot prove safe (a state carried from batch to batch, a `break` or `continue`, steps counted round
+the data) keeps its TODO, which says why.
+
 Every process builds its own data set, and a distributed sampler's index i must name the same
 sample on all of them. A sequence listed from a set of strings does not: str hashes are salted per
 process, so each process lists the set in its own order (ddpify.analysis.set_order), and the shards
@@ -146,8 +169,11 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     for call in found.training:
         _shard_training(facts, edits, found, call, done)
     for loop in found.manual:
+        why = found.hand.whole.get(loop)
         edits.todo(loop, "batches are sliced by hand, so every process trains on all the data (correct, "
-                   "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler")
+                   "no speed-up): use a DataLoader, which ddpify shards with a DistributedSampler" +
+                   (f" (ddpify deals such batches out to the processes, but not here: {why})" if why else ""))
+    _deal(facts, edits, found)
     for made in _drawn_without_end(facts, found.training):  # (sharded: a model wrapped, or tensors synced)
         why = ("this iterator is drawn by next() a fixed number of times and never expected to run out; each "
                "process's pass now holds 1/N of the batches: endless() starts the next pass (next epoch) where one ends")
@@ -174,9 +200,9 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                           "salted per process): `dict.fromkeys(...)` holds the same items in the order they first "
                           "come, the same on every process, so an index or a number taken from it names the same "
                           "item everywhere")
-    if found.training:
-        edits.warn(found.training[0], "batch_size is now per process: the global batch is batch_size x "
-                     "the number of processes")
+    if found.training or found.hand.dealt:
+        edits.warn(found.training[0] if found.training else found.hand.dealt[0].loop, "batch_size is now per "
+                   "process: the global batch is batch_size x the number of processes")
     elif (outer := unfed_training(facts, analysis.models, found)) is not None:
         if outer is not None:
             edits.todo(outer, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
@@ -193,6 +219,30 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                    f"a sharded loader (about 1/world_size of the single-GPU count), and `{facts.code(divided)}` "
                    f"divides by it: it needs at least {count.least} batches per process, or it divides by 0; give "
                    "each process that many (more data, a smaller batch_size or fewer processes)")
+
+
+def _deal(facts: Facts, edits: Edits, found: Loaders) -> None:
+    """Deal out to the processes the batches of the training loops that batch by hand
+    (ddpify.analysis.hand_batches), and agree the random state before a permutation drawn for them."""
+    agreed: set[cst.CSTNode] = set()
+    for dealt in found.hand.dealt:
+        edits.replace(dealt.batches, lambda node: cst.Call(cst.Name("shard_batches"), [cst.Arg(node)]),
+                      f"batches sliced by hand dealt out to the processes: each takes every world_size-th of "
+                      f"`{facts.code(dealt.batches)}`, all as many (the last round wrapped round to the first)",
+                      needs_group=True)
+        edits.add_import("ddpify_runtime", "shard_batches")
+        if dealt.agree_at is not None and dealt.agree_at not in agreed:
+            agreed.add(dealt.agree_at)
+            edits.insert_before(dealt.agree_at, "agree_random_state()\n")
+            edits.record(dealt.agree_at, "every process takes the main process's random state here, so that the "
+                         "random order drawn below for the batches dealt out is the same on every process (their "
+                         "parts disjoint)", needs_group=True)
+            edits.add_import("ddpify_runtime", "agree_random_state")
+        edits.warn(dealt.loop, "the batches of this loop are dealt out to the processes: each takes about "
+                   "1/world_size of the steps of a pass, so a schedule the program counts in steps from the data's "
+                   "size (epochs * ceil(n / batch_size)) runs that part of its course, and what the loop sums or "
+                   "averages (an epoch's loss) is this process's part of the data; all_reduce it "
+                   "(torch.distributed.all_reduce) where the whole data's number matters")
 
 
 def _shard_training(facts: Facts, edits: Edits, found: Loaders, call: cst.Call, done: set[cst.Call]) -> None:
