@@ -47,6 +47,7 @@ EVALUATION = re.compile(r"val|test|eval", re.I)
 MAIN_NAME = re.compile(r"^(is_)?(local_)?(main|master)(_process|_proc|_rank|_node|_worker)$|^is_(main|master)$"
                        r"|^(is_)?rank_?(0|zero)$", re.I)
 STRIPS_PREFIX = re.compile(r"""["']module\.["']|\[7:\]""")
+LOCAL_RANK = re.compile(r"""environ(\[|\.get\()\s*["']LOCAL_RANK["']""")  # not a dict of the environment's values
 OFF_NAME = re.compile(r"distributed|ddp|is_initialized|world_size|n_?gpus|num_gpus", re.I)
 
 
@@ -416,7 +417,7 @@ def local_rank_as_sampler_rank(module: Module):
             continue
         scope, here = module.scope(call), module.line(call)
         locals_ = [t for n in module.nodes if isinstance(n, cst.Assign) and module.scope(n) is scope
-                   and module.line(n) < here and "LOCAL_RANK" in CODE(n.value) for t in _targets(n)
+                   and module.line(n) < here and LOCAL_RANK.search(CODE(n.value)) for t in _targets(n)
                    if isinstance(t, (cst.Name, cst.Attribute))]
         if locals_:
             yield arg.value, locals_[-1].deep_clone()

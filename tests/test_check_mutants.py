@@ -239,3 +239,9 @@ def test_no_guard_removed_in_a_helper_called_on_rank_zero_only():
     assert [m.line for m in _sites(source, "rank0-guard-removed")] == []
     assert _sites(source.replace("        if rank == 0:\n            save(model)", "        save(model)"),
                   "rank0-guard-removed")
+
+
+def test_no_local_rank_taken_from_a_dict_of_the_environment():
+    source = CLEAN.replace('    local_rank = int(os.environ["LOCAL_RANK"])\n',
+                           '    env = {k: os.environ[k] for k in ("RANK", "LOCAL_RANK")}\n    local_rank = 0\n')
+    assert _sites(source, "local-rank-as-sampler-rank") == []
