@@ -47,7 +47,7 @@ EVALUATION = re.compile(r"val|test|eval", re.I)
 MAIN_NAME = re.compile(r"^(is_)?(local_)?(main|master)(_process|_proc|_rank|_node|_worker)$|^is_(main|master)$"
                        r"|^(is_)?rank_?(0|zero)$", re.I)
 STRIPS_PREFIX = re.compile(r"""["']module\.["']|\[7:\]""")
-LOCAL_RANK = re.compile(r"""environ(\[|\.get\()\s*["']LOCAL_RANK["']""")  # not a dict of the environment's values
+LOCAL_RANK = re.compile(r"""(environ(\[|\.get\()|getenv\()\s*["']LOCAL_RANK["']""")  # not a dict of the environment's values
 OFF_NAME = re.compile(r"distributed|ddp|is_initialized|world_size|n_?gpus|num_gpus", re.I)
 
 

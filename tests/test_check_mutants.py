@@ -245,3 +245,5 @@ def test_no_local_rank_taken_from_a_dict_of_the_environment():
     source = CLEAN.replace('    local_rank = int(os.environ["LOCAL_RANK"])\n',
                            '    env = {k: os.environ[k] for k in ("RANK", "LOCAL_RANK")}\n    local_rank = 0\n')
     assert _sites(source, "local-rank-as-sampler-rank") == []
+    assert _sites(CLEAN.replace('int(os.environ["LOCAL_RANK"])', 'int(os.getenv("LOCAL_RANK", "0"))'),
+                  "local-rank-as-sampler-rank")
