@@ -14,6 +14,13 @@ from functools import lru_cache
 
 import libcst as cst
 
+# The names `deepspeed.comm` shares with `torch.distributed`, with the same meaning.
+DEEPSPEED_COMM_MIRRORS = (
+    "get_rank", "get_world_size", "get_global_rank", "is_initialized", "is_available", "barrier", "monitored_barrier",
+    "all_reduce", "all_gather", "all_gather_into_tensor", "all_gather_object", "reduce", "reduce_scatter",
+    "reduce_scatter_tensor", "broadcast", "broadcast_object_list", "gather", "scatter", "all_to_all_single", "send",
+    "recv", "isend", "irecv", "new_group", "destroy_process_group", "ReduceOp")
+
 # Public spellings re-exported elsewhere in torch, mapped to the name ddpify matches on.
 CANONICAL = {
     "torch.utils.data.dataloader.DataLoader": "torch.utils.data.DataLoader",
@@ -34,6 +41,12 @@ CANONICAL = {
     # tqdm`: 25a's midigpt trainer, whose bar was drawn on every process; decision 0206)
     **{f"tqdm.{front}.{bar}": f"tqdm.{bar}" for front in ("auto", "autonotebook", "notebook", "rich", "std", "asyncio",
                                                           "gui", "tk") for bar in ("tqdm", "trange")},
+    # DeepSpeed's communication module mirrors torch.distributed's API over the same process group
+    # (`from deepspeed import comm as dist; dist.get_rank()`, `deepspeed.comm.barrier()`): read as
+    # torch.distributed's calls, the rank, the collectives and the barrier are the same facts
+    # (27x's diffusion-pipe: the GPU index, the collectives under a rank test were missed; decision
+    # 0222). Its own starter (`deepspeed.comm.init_distributed`) stays its own name.
+    **{f"deepspeed.comm.{name}": f"torch.distributed.{name}" for name in DEEPSPEED_COMM_MIRRORS},
 }
 
 
