@@ -3136,8 +3136,23 @@ def _stored_holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, 
     copies = _copies_wrap(facts, refs)
     values = [_same_object(facts, value, copies) for _, value, stmt in facts.writes(ref)
               if not isinstance(stmt, cst.AugAssign)]
+    values += field_defaults(facts, ref)  # an attrs field's `@net.default` method: what it returns
     verdicts = {_holds(facts, refs, answers, value, depth - 1) for value in values}
     return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
+
+
+def field_defaults(facts: Facts, ref: Ref) -> list[cst.BaseExpression]:
+    """What the `@x.default` methods of an attrs class return for `self.x` (`ref`, of the class's
+    topmost base): the value its generated `__init__` stores when none is given (`net = attrib()`
+    with `@net.default def default_net(self): ... return net`, the model wrapped before the return)."""
+    if not isinstance(ref.scope, cst.ClassDef) or not ref.name.startswith("self."):
+        return []
+    attr = ref.name.removeprefix("self.")
+    return [value for funcs in facts.functions.values() for func in funcs
+            if any(mt.is_attribute(d.decorator, "default") and mt.is_name(d.decorator.value, attr)  # type: ignore[attr-defined]
+                   for d in func.decorators)
+            and (cls := facts.enclosing_class(func)) is not None and facts._root_class(cls) is ref.scope
+            for value in facts.returned(func)]
 
 
 def _kept_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.BaseExpression, depth: int) -> Holds | None:
@@ -3298,7 +3313,7 @@ def _instance_attribute(facts: Facts, refs: dict[Ref, Model], expr: cst.Attribut
             continue
         cls = flow.constructs(site)
         ref = Ref(facts._root_class(cls), f"self.{expr.attr.value}") if cls is not None else None
-        if ref in refs:
+        if ref in refs or ref is not None and field_defaults(facts, ref):  # an attrs field set by its default method
             return ref
     return None
 
