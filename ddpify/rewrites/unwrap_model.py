@@ -112,10 +112,14 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         _give_bare_model(facts, refs, edits, tested, lambda bare: (
             f"`{dotted(call.func)}` tests `{bare}`, the model itself: the DistributedDataParallel wrapper is not of "
             "the model's class and has none of its attributes"))
+    given: set[int] = set()  # a dict item stored once and saved by two calls (last.pt, best.pt) is edited once
     for call in facts.calls_to("torch.save"):  # `torch.save(model, path)` would pickle the wrapper
         saved = mt.positional(call, 0)
         if saved is not None:
             for value in _saved_models(facts, saved.value):
+                if id(value) in given:
+                    continue
+                given.add(id(value))
                 _give_bare_model(facts, refs, edits, value, lambda bare: (
                     f"torch.save saves `{bare}`, the model itself: a pickled DistributedDataParallel would not load "
                     "without a process group"), any_value=True)
@@ -364,11 +368,28 @@ def _saved_models(facts: Facts, saved: cst.BaseExpression) -> list[cst.BaseExpre
         writes = facts.writes(ref) if ref is not None else []
         if len(writes) != 1 or facts.scope(writes[0][2]) is not facts.scope(saved) or \
                 not isinstance(writes[0][1], (cst.Dict, cst.List, cst.Tuple)):
-            return [saved]
+            return [saved, *_stored_items(facts, ref, saved)]
         saved = writes[0][1]
     if isinstance(saved, (cst.Dict, cst.List, cst.Tuple)):
         return _picked([e.value for e in saved.elements if not isinstance(e, cst.StarredElement)])
     return []
+
+
+def _stored_items(facts: Facts, ref: Ref | None, saved: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The models stored under a key of the saved dict in its function before the save
+    (`model_dict['model'] = model.eval()` into a dict handed in, then `torch.save(model_dict,
+    path)`): each stored name, or the name in front of a chain of nn.Module's methods that return
+    the module they are called on (`model` of `model.eval()`: the wrapper's `eval()` returns the
+    wrapper)."""
+    found = []
+    for value, stmt in facts._item_stores.get(ref, []) if ref is not None else []:
+        if facts.scope(stmt) is not facts.scope(saved) or not facts.before(stmt, saved):
+            continue
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value in mt.SELF_RETURNING - {"__iter__"}:
+            value = value.func.value
+        found += _picked([value])
+    return found
 
 
 def _picked(values: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
