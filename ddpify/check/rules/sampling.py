@@ -1194,8 +1194,8 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     """
     f = ctx.facts
     if not ctx.ddp_refs or any((dotted(c.func) or "").endswith("Sampler") and _data_sampler(f, c)
-                               and not _taken_by_nothing(ctx, c) and not _evaluation_only(ctx, c, True)
-                               for c in f.calls):
+                               and not _taken_by_nothing(ctx, c) and not _handed_for_its_epoch_only(f, c)
+                               and not _evaluation_only(ctx, c, True) for c in f.calls):
         return
     reported: set[cst.Call] = set()
     for call in _loaders(ctx):
@@ -1217,6 +1217,52 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
                 yield Hit(site, f"`{f.code(site.func)}(...)` builds a loader every rank reads whole (in "
                                 f"`{f.scope(call).name.value}`, no DistributedSampler): each process trains on all "
                                 "the data; shard it with sampler=DistributedSampler(dataset)")
+
+
+def _handed_for_its_epoch_only(f, sampler: cst.Call) -> bool:
+    """Is `sampler` handed only to functions of the program that do nothing with it but
+    `sampler.set_epoch(epoch)` (and tests against None): taken by no loader, it shards nothing
+    (`sampler = DistributedSampler(train_ds)` beside `DataLoader(train_ds, shuffle=True)`, then
+    `train(model, loader, sampler=sampler)` whose loop calls `sampler.set_epoch(epoch)`). Held by
+    a dict, list or tuple, or handed to a call of no function of the program (a loader, a
+    library's helper), or to a parameter read any other way (`make_loader(ds, sampler)` that
+    builds `DataLoader(ds, sampler=sampler)`), it may feed a loader: not this. Before, such a
+    sampler counted as one a loader takes and kept DDP021 silent for the whole file (decision 0221)."""
+    handed = []
+    for call in f.calls:
+        if call is sampler or f.is_inside(call, sampler):
+            continue
+        for arg in call.args:
+            origins = f.origins(arg.value)
+            if any(f.is_inside(sampler, o) for o in origins):
+                if sampler not in origins or arg.star:
+                    return False  # in a container, or unpacked: whoever takes it is not followed here
+                handed.append((call, arg))
+    for call, arg in handed:
+        funcs = f.user_functions(call)
+        if not funcs:
+            return False
+        for func in funcs:
+            param = next((p for p in param_names(func) if f.argument_for(call, func, p) is arg.value), None)
+            if param is None or not _epoch_only(f, Ref(func, param)):
+                return False
+    return bool(handed)
+
+
+def _epoch_only(f, ref: Ref) -> bool:
+    """Is the parameter `ref` read only as `ref.set_epoch(...)`'s receiver or in a test against
+    None, by no function nested in its function?"""
+    nested = [n for n in f.findall(ref.scope, (cst.FunctionDef, cst.Lambda)) if n is not ref.scope]
+    if any(f.used_inside(ref.name, n) for n in nested):
+        return False
+    for name in f.uses(ref.name, ref.scope):
+        if f.ref(name) != ref or _bound_or_none_tested(f, name):
+            continue
+        attr = f.parent(name)
+        if not (isinstance(attr, cst.Attribute) and attr.value is name and attr.attr.value == "set_epoch"
+                and isinstance(call := f.parent(attr), cst.Call) and call.func is attr):
+            return False
+    return True
 
 
 # the bases a class of the program may have and still be no data sampler: nothing torch's `Sampler` could be
