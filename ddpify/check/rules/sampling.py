@@ -1379,10 +1379,28 @@ def _whole_data(ctx: Context, loader: cst.Call) -> bool:
         origins = built  # the name read back in its own store, `ds = ds[order]`: a reordering of what it held
     if not origins:
         return False
-    if data is not None and any(isinstance(o, cst.Call) and any(ctx.ranks.rank_dependent(a.value) for a in o.args)
+    if data is not None and any(isinstance(o, cst.Call) and any(ctx.ranks.rank_dependent(a.value)
+                                                               and not _rank_flag(ctx, a.value) for a in o.args)
                                 for o in [data.value, *f.origins(data.value)]):
         return False  # taken by this process's rank: `partition(data, world_size, rank)`, a `Subset` of its share
     return _whole_origins(ctx, origins, set())
+
+
+def _rank_flag(ctx: Context, expr: cst.BaseExpression) -> bool:
+    """Is `expr` a yes/no answer about this process's rank (`rank == 0`, `is_primary()`, a name
+    holding one only), not a rank itself? A data set built with `download=is_primary()` (rank 0
+    downloads) is the same whole set on every process; before, the rank test among its arguments
+    read as a share taken by rank and the loader over it went unreported (decision 0221)."""
+    f = ctx.facts
+
+    def truth(o: cst.BaseExpression, depth: int) -> bool:
+        if isinstance(o, (cst.Comparison, cst.BooleanOperation)) or dotted(o) in ("True", "False") \
+                or (isinstance(o, cst.UnaryOperation) and isinstance(o.operator, cst.Not)):
+            return True
+        funcs = ctx.ranks.callees(o) if isinstance(o, cst.Call) and depth else []
+        returned = [r for func in funcs for r in f.returned(func)]
+        return bool(returned) and all(truth(r, depth - 1) for r in returned)
+    return all(truth(o, 2) for o in f.origins(expr) or [expr])
 
 
 def _whole_origins(ctx: Context, origins: list[cst.BaseExpression], seen: set[cst.CSTNode]) -> bool:
