@@ -1182,8 +1182,10 @@ def no_distributed_sampler(ctx: Context) -> Iterator[Hit]:
     with a `sharding_filter()`, the library's or one of the program's own `IterDataPipe` classes
     built over one, which torch's DataLoader splits between the processes itself; also one reordered by
     its own name, `train_ds = train_ds[order]`, and one a call handed this process's rank takes,
-    `partition_dataset(data, world_size, rank)` keeping a `Subset` of its share), in a file that builds no sampler that a call
-    takes (a `DistributedSampler` built and handed to no loader shards nothing, and one whose loader only
+    `partition_dataset(data, world_size, rank)` keeping a `Subset` of its share; a yes/no rank test
+    among its arguments, `download=is_primary()`, is no share), in a file that builds no sampler that a call
+    takes (a `DistributedSampler` built and handed to no loader shards nothing, nor one handed only to
+    functions that call its `set_epoch`, and one whose loader only
     evaluation reads shards no training loader: the test loader's `DistributedSampler` beside a training
     loader that shuffles by itself, as DDP002 tells evaluation; a class of the program named
     `...Sampler` that rests on no class outside it but `ABC`/`object`, a diffusion's
