@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import libcst as cst
 
-from ddpify.analysis import forward
+from ddpify.analysis.module_classes import is_module_class
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref
 from ddpify.analysis.models import Model, Models, holds_wrapper, model_classes, parameter_calls
@@ -200,6 +200,6 @@ def _containers(facts: Facts, cls: cst.ClassDef, prefix: str, depth: int = 2) ->
         if kind is not None:
             found.append(f"`{path}` ({kind})")
         elif depth and (inner := facts.classes.get(dotted(value.func) or "")) is not None and \
-                forward.is_module_class(facts, inner):
+                is_module_class(facts, inner):
             found += _containers(facts, inner, path, depth - 1)
     return found

@@ -22,7 +22,7 @@ import libcst as cst
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names
 from ddpify.analysis import hand_batches, objects, phases
-from ddpify.analysis.forward import is_module_class
+from ddpify.analysis.module_classes import is_module_class
 from ddpify.analysis.objects import Sites
 from ddpify.analysis.models import Models, bare_tensors
 from ddpify.syntax.names import dotted

@@ -29,6 +29,7 @@ import libcst as cst
 
 from ddpify.analysis import forward, frameworks, freezing, objects, writes
 from ddpify.analysis.call_branches import left_out
+from ddpify.analysis.module_classes import is_module_class
 from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, argument_slot, param_names, target_names
@@ -220,7 +221,7 @@ def _holders_state_read(facts: Facts, model: Model) -> cst.Call | None:
     if not model.name.startswith("self.") or model.name.count(".") != 1:
         return None
     holder = facts.enclosing_class(model.anchor)
-    if holder is None or not forward.is_module_class(facts, holder):
+    if holder is None or not is_module_class(facts, holder):
         return None
     flow = objects.of(facts)
 
@@ -792,7 +793,7 @@ def _holds_modules_only(facts: Facts, model: Model) -> bool:
     """A plain object of this file that holds the trained modules (`holder.encoder`): no
     nn.Module, so DDP cannot wrap it."""
     classes = model_classes(facts, model)
-    return bool(classes) and not any(forward.is_module_class(facts, c) for c in classes)
+    return bool(classes) and not any(is_module_class(facts, c) for c in classes)
 
 
 def model_classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
@@ -953,7 +954,7 @@ def _trains_itself(facts: Facts, optimizer: cst.CSTNode) -> Model | None:
     receiver = calls[0].func.value if len(calls) == 1 and isinstance(calls[0].func, cst.Attribute) else None
     method, cls = facts.scope(optimizer), facts.enclosing_class(optimizer)
     if not isinstance(receiver, cst.Name) or receiver.value != "self" or cls is None \
-            or not isinstance(method, cst.FunctionDef) or method.name.value == "__init__" or not forward.is_module_class(facts, cls) \
+            or not isinstance(method, cst.FunctionDef) or method.name.value == "__init__" or not is_module_class(facts, cls) \
             or facts.enclosing_class(calls[0]) is not cls or not _steps_itself(facts, method) \
             or not _called_on(facts, method, set()):
         return None
@@ -981,7 +982,7 @@ def _instances(facts: Facts, cls: cst.ClassDef | None, optimizer: cst.Call) -> l
     model to wrap."""
     method, built_in = facts.scope(optimizer), facts.enclosing_class(optimizer)
     if cls is None or built_in is None or not isinstance(method, cst.FunctionDef) \
-            or not facts.kin_classes(cls, built_in) or not forward.is_module_class(facts, cls):
+            or not facts.kin_classes(cls, built_in) or not is_module_class(facts, cls):
         return []
     flow = objects.of(facts)
     called = None if method.name.value == "__init__" else _called_on(facts, method, set())
@@ -1197,7 +1198,7 @@ def _of_a_plain_class(facts: Facts, site: cst.BaseExpression) -> bool:
     no base, or `object`), a holder of models rather than one?"""
     built = _built(site)
     cls = facts.classes.get(built.func.value) if isinstance(built, cst.Call) and isinstance(built.func, cst.Name) else None
-    return cls is not None and not forward.is_module_class(facts, cls)
+    return cls is not None and not is_module_class(facts, cls)
 
 
 def _is_submodule(receiver: cst.BaseExpression) -> bool:
@@ -1307,7 +1308,7 @@ def _picked_built_module(facts: Facts, value: cst.BaseExpression, stmt: cst.CSTN
         return False
     sites = [s for s in objects.of(facts).values(value) if not isinstance(s, objects.CONTAINERS)]
     classes = [objects.of(facts).classes_built(s) for s in sites]
-    return bool(sites) and all(len(c) == 1 and forward.is_module_class(facts, c[0]) for c in classes)
+    return bool(sites) and all(len(c) == 1 and is_module_class(facts, c[0]) for c in classes)
 
 
 def _pick(facts: Facts, candidates: list[Candidate], optimizer: cst.CSTNode) -> Model | None:
@@ -1585,7 +1586,7 @@ def _in_a_plain_class(facts: Facts, stmt: cst.CSTNode) -> bool:
     `__init__` builds `self.net = Net()`)? A `self.` attribute it binds holds a model the way a name
     does, where a module's own `self.fc` is a part of its model."""
     cls = next((a for a in facts.ancestors(stmt) if isinstance(a, cst.ClassDef)), None)
-    return cls is not None and not forward.is_module_class(facts, cls)
+    return cls is not None and not is_module_class(facts, cls)
 
 
 def _held_unnamed(facts: Facts, optimizer: cst.Call) -> Model | None:
@@ -2626,7 +2627,6 @@ def own_wrapper_classes(facts: Facts) -> list[cst.ClassDef]:
     start with `module.`, and the model's own methods are on `.module`."""
     memo = facts.__dict__.setdefault("_own_wrappers", {})
     if "classes" not in memo:
-        from ddpify.analysis.forward import is_module_class
         found = []
         for cls in facts.classes.values():
             inits = [f for f in facts.method(cls, "__init__") if facts.enclosing_class(f) is cls]

@@ -40,6 +40,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from ddpify.analysis.module_classes import is_module_class
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.syntax.names import dotted
@@ -826,7 +827,6 @@ class Objects:
         qualified = f.qualify(func) or ""
         cls = self._class_called(func)
         if cls is not None:
-            from ddpify.analysis.forward import is_module_class  # forward imports facts only
             return LOADER if self.loader_class(cls) else OPTIMIZER if f.is_optimizer_class(cls) else \
                 MODEL if is_module_class(f, cls) else WRITER if self.logger_class(cls) else None
         module = f.looked_up_in(site) if callee is None else None
@@ -866,7 +866,6 @@ class Objects:
         `data_loader/data_loaders.py`, `model/model.py`); else None."""
         if module == "torch.optim":
             return OPTIMIZER
-        from ddpify.analysis.forward import is_module_class  # forward imports facts only
         classes = self.facts.classes_of_module(module)
         if classes and all(self.loader_class(c) for c in classes):
             return LOADER

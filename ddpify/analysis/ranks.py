@@ -39,7 +39,7 @@ from ddpify.analysis.distributed import Launcher, accelerate_collective, runs_no
 from ddpify.analysis import frameworks, writes
 from ddpify.analysis import lightning
 from ddpify.analysis.lightning import ONE_PROCESS_A_NODE, before_launch, lightning_hook, prepared_first
-from ddpify.analysis.forward import is_module_class
+from ddpify.analysis.module_classes import is_module_class
 from ddpify.analysis.objects import Sites, of
 
 # Calls whose `rank=` argument is the calling process's rank.
