@@ -105,7 +105,8 @@ def test_the_third_set_records_the_sha1_split_of_its_rows():
                                       "check_sweep23x.jsonl", "check_sweep24.jsonl",
                                       "check_sweep24x.jsonl", "check_sweep25.jsonl",
                                       "check_sweep25x.jsonl", "check_sweep26.jsonl",
-                                      "check_sweep27.jsonl", "check_sweep27x.jsonl"])
+                                      "check_sweep27.jsonl", "check_sweep27x.jsonl",
+                                      "check_sweep28x.jsonl"])
 def test_the_fourth_to_eleventh_sets_record_the_sha256_split_of_their_rows(manifest):
     """The fourth to seventeenth sets (decisions 0040, 0047, 0050, 0053, 0058, 0061, 0066, 0073, 0081, 0084, 0089, 0090, 0097, 0098, 0105, 0106, 0112, 0113, 0122, 0123, 0131, 0132, 0141, 0142, 0150, 0151, 0159, 0160, 0168, 0169, 0177, 0178, 0187, 0188, 0195, 0196;
     11x to 24x are the eleventh to twenty-fourth sets' second files, 20 the twentieth set, 21 the twenty-first, 22 the twenty-second, 23 the twenty-third, 24 the twenty-fourth, 25 the twenty-fifth, 25x its second file) were split by `half()`, sha256 parity, before `check` ran on them; each
@@ -207,13 +208,14 @@ def test_the_ninth_sets_more_bug_fixes_use_no_repository_of_another_set():
                                       "check_sweep23x.jsonl", "check_sweep24.jsonl",
                                       "check_sweep24x.jsonl", "check_sweep25.jsonl",
                                       "check_sweep25x.jsonl", "check_sweep26.jsonl",
-                                      "check_sweep27.jsonl", "check_sweep27x.jsonl"])
+                                      "check_sweep27.jsonl", "check_sweep27x.jsonl",
+                                      "check_sweep28x.jsonl"])
 def test_the_tenth_and_eleventh_sets_use_no_repository_of_another_set(manifest):
     """bench/check_sweep10.jsonl, bench/check_sweep11.jsonl and its second file bench/check_sweep11x.jsonl,
     bench/check_sweep12.jsonl and its second file bench/check_sweep12x.jsonl, bench/check_sweep13.jsonl and
     its second file bench/check_sweep13x.jsonl, and bench/check_sweep14.jsonl and its second file
-    bench/check_sweep14x.jsonl, and bench/check_sweep15.jsonl and its second file bench/check_sweep15x.jsonl, and the sixteenth set, bench/check_sweep16.jsonl, and its second file bench/check_sweep16x.jsonl, and the seventeenth set, bench/check_sweep17.jsonl, and its second file bench/check_sweep17x.jsonl, and the eighteenth set, bench/check_sweep18.jsonl, and its second file bench/check_sweep18x.jsonl, and the nineteenth set, bench/check_sweep19.jsonl, and its second file, bench/check_sweep19x.jsonl, and the twentieth set, bench/check_sweep20.jsonl, and its second file, bench/check_sweep20x.jsonl, and the twenty-first set, bench/check_sweep21.jsonl, and its second file, bench/check_sweep21x.jsonl, and the twenty-second set, bench/check_sweep22.jsonl, and its second file, bench/check_sweep22x.jsonl, and the twenty-third set, bench/check_sweep23.jsonl, and its second file, bench/check_sweep23x.jsonl, and the twenty-fourth set, bench/check_sweep24.jsonl, and its second file, bench/check_sweep24x.jsonl, and the twenty-fifth set, bench/check_sweep25.jsonl, and its second file, bench/check_sweep25x.jsonl, and the twenty-sixth set, bench/check_sweep26.jsonl, and the twenty-seventh set, bench/check_sweep27.jsonl, and its second file, bench/check_sweep27x.jsonl (decisions 0066, 0073, 0081, 0084, 0089,
-    0090, 0097, 0098, 0105, 0106, 0112, 0113, 0122, 0123, 0131, 0132, 0141, 0142, 0150, 0151, 0159, 0160, 0168, 0169, 0177, 0178, 0187, 0188, 0195, 0196, 0204, 0215, 0216) are drawn from projects
+    bench/check_sweep14x.jsonl, and bench/check_sweep15.jsonl and its second file bench/check_sweep15x.jsonl, and the sixteenth set, bench/check_sweep16.jsonl, and its second file bench/check_sweep16x.jsonl, and the seventeenth set, bench/check_sweep17.jsonl, and its second file bench/check_sweep17x.jsonl, and the eighteenth set, bench/check_sweep18.jsonl, and its second file bench/check_sweep18x.jsonl, and the nineteenth set, bench/check_sweep19.jsonl, and its second file, bench/check_sweep19x.jsonl, and the twentieth set, bench/check_sweep20.jsonl, and its second file, bench/check_sweep20x.jsonl, and the twenty-first set, bench/check_sweep21.jsonl, and its second file, bench/check_sweep21x.jsonl, and the twenty-second set, bench/check_sweep22.jsonl, and its second file, bench/check_sweep22x.jsonl, and the twenty-third set, bench/check_sweep23.jsonl, and its second file, bench/check_sweep23x.jsonl, and the twenty-fourth set, bench/check_sweep24.jsonl, and its second file, bench/check_sweep24x.jsonl, and the twenty-fifth set, bench/check_sweep25.jsonl, and its second file, bench/check_sweep25x.jsonl, and the twenty-sixth set, bench/check_sweep26.jsonl, and the twenty-seventh set, bench/check_sweep27.jsonl, and its second file, bench/check_sweep27x.jsonl, and the twenty-eighth round's file bench/check_sweep28x.jsonl (decisions 0066, 0073, 0081, 0084, 0089,
+    0090, 0097, 0098, 0105, 0106, 0112, 0113, 0122, 0123, 0131, 0132, 0141, 0142, 0150, 0151, 0159, 0160, 0168, 0169, 0177, 0178, 0187, 0188, 0195, 0196, 0204, 0215, 0216, 0228) are drawn from projects
     no other set used."""
     def repos(path):
         return {json.loads(line)["repo"].lower() for line in path.read_text().splitlines()}
