@@ -1590,6 +1590,26 @@ def test_the_stand_in_torchvision_resnet_has_the_stages_programs_take_apart():
     assert out.split() == ["(2,", "2048,", "1,", "1)", "2048", "512"]
 
 
+def test_the_stand_in_torchvision_resnet_module_serves_the_class_a_program_subclasses_with_a_new_stem():
+    """A SimCLR encoder subclasses `models.resnet.ResNet` after `from torchvision import models` (the
+    package imports its resnet module) with Bottleneck blocks and a 3x3 stem whose norm comes from
+    `self._norm_layer(64)`; near miss: the class built as it is keeps its 2048 features."""
+    out = _stubbed("import torch, torch.nn as nn\nfrom torchvision import models\n"
+                   "class E(models.resnet.ResNet):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__(block=models.resnet.Bottleneck, layers=[3, 4, 6, 3])\n"
+                   "        self.conv1 = nn.Conv2d(3, 64, 3, 1, 1, bias=False)\n        self.bn1 = self._norm_layer(64)\n"
+                   "print(tuple(E()(torch.zeros(2, 3, 32, 32)).shape), models.resnet.ResNet(models.resnet.Bottleneck, [3, 4, 6, 3]).fc.in_features)")
+    assert out.split() == ["(2,", "1000)", "2048"]
+
+
+def test_the_stand_in_torchvision_has_imagenet_beside_the_cifars():
+    """A program's table of data sets names `datasets.ImageNet` at import (fbuchert's); near miss: CIFAR-10 unchanged."""
+    out = _stubbed("import torchvision.datasets as d\nn = d.ImageNet('data', split='val')\n"
+                   "print(tuple(n[0][0].shape), int(n.targets.max()) < 1000, len(d.CIFAR10('data')[0][0]))")
+    assert out.split() == ["(3,", "32,", "32)", "True", "3"]
+
+
 def test_the_stand_in_einops_rearranges_groups_and_reduces_over_an_ellipsis():
     """einops (drawcodeboy's DDPM): the layer's space-to-depth split, flatten and back, a unit axis, a mean over `...`."""
     out = _stubbed("import torch\nfrom einops import rearrange, reduce\nfrom einops.layers.torch import Rearrange\n"
@@ -1771,6 +1791,13 @@ def test_the_twenty_eighth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep(
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep28b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 7 and not part_b & earlier
+
+
+def test_the_twenty_eighth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep28c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep28c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 7 and not part_c & earlier
 
 
 def test_the_stand_in_gym_cartpole_has_its_registered_reward_threshold_and_other_kinds_none():

@@ -12,7 +12,8 @@ SHAPES = {"MNIST": (1, 28, 28, 10), "FashionMNIST": (1, 28, 28, 10), "KMNIST": (
           "EMNIST": (1, 28, 28, 26), "QMNIST": (1, 28, 28, 10), "CIFAR10": (3, 32, 32, 10),
           "CIFAR100": (3, 32, 32, 100), "SVHN": (3, 32, 32, 10), "STL10": (3, 32, 32, 10),
           "ImageFolder": (3, 32, 32, 2), "CelebA": (3, 32, 32, 2), "FakeData": (3, 32, 32, 10),
-          "LSUN": (3, 32, 32, 2), "OxfordIIITPet": (3, 32, 32, 37), "Omniglot": (1, 105, 105, 964)}
+          "LSUN": (3, 32, 32, 2), "OxfordIIITPet": (3, 32, 32, 37), "Omniglot": (1, 105, 105, 964),
+          "ImageNet": (3, 32, 32, 1000)}
 
 
 def _count(train):

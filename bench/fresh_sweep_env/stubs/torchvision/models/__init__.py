@@ -66,6 +66,8 @@ class ResNet(_SmallResNet):
     subclass's ``super().__init__(...)`` that then replaces ``conv1`` for one-channel pictures): the
     small ResNet with the width the block gives ``fc`` (512 for BasicBlock, 2048 for Bottleneck)."""
 
+    _norm_layer = nn.BatchNorm2d  # a subclass's `self._norm_layer(64)` for its new stem, as torchvision's sets it
+
     def __init__(self, block=BasicBlock, layers=(2, 2, 2, 2), num_classes=1000, **kwargs):
         super().__init__(num_classes, 512 * block.expansion)
 
@@ -165,3 +167,4 @@ ResNet18_Weights = ResNet34_Weights = ResNet50_Weights = ResNet101_Weights = Res
 vgg16 = alexnet = inception_v3 = _unavailable
 squeezenet1_0 = squeezenet1_1 = _unavailable
 from . import inception  # noqa: E402,F401  (torchvision.models.inception, as the package imports it)
+from . import resnet  # noqa: E402,F401  (torchvision.models.resnet: `models.resnet.ResNet` after `from torchvision import models`)
