@@ -3248,6 +3248,12 @@ def _passed_through(facts: Facts, refs: dict[Ref, Model], answers: dict, call: c
         or any(_holds(facts, refs, answers, r, depth - 1) for r in own) else None
 
 
+def unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Is `func` the program's unwrap helper (`_unwraps`): what a call of it returns is the bare
+    model, never the DDP wrapper?"""
+    return _unwraps(facts, func)
+
+
 def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
     """Is `func` the program's unwrap helper: it takes `.module` of its parameter (`return
     model.module`, `model = model.module` in a loop until no wrapper is left), not only under a test
@@ -3261,24 +3267,34 @@ def _unwraps(facts: Facts, func: cst.FunctionDef) -> bool:
 
 
 def _takes_module(facts: Facts, func: cst.FunctionDef) -> bool:
-    """`_unwraps`, not memoised."""
+    """`_unwraps`, not memoised. The `.module` taken is of a parameter (`model.module`) or of what
+    the function reads through one (`self.model.module` of a trainer's `_get_model(self)`, which
+    returns it `if hasattr(self.model, "module")` and `self.model` otherwise: decision 0228)."""
     params = {p.name.value for p in func.params.params}
     values = [*facts.returned(func), *(v for _, v, _ in facts.writes_in(func))]
-    return any(isinstance(a, cst.Attribute) and a.attr.value == "module" and isinstance(a.value, cst.Name)
-               and a.value.value in params and not _not_for_ddp(facts, a, a.value.value)
+    return any(isinstance(a, cst.Attribute) and a.attr.value == "module" and _read_through(a.value, params)
+               and not _not_for_ddp(facts, a, dotted(a.value) or "")
                for v in values for a in (v, *facts.findall(v, cst.Attribute)))  # `return get_module(m.module)` too
 
 
+def _read_through(expr: cst.BaseExpression, params: set[str]) -> bool:
+    """Is `expr` a parameter, or a dotted read off one (`self.model`, `self.nets.g`)?"""
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value in params
+
+
 def _not_for_ddp(facts: Facts, node: cst.CSTNode, param: str) -> bool:
-    """Is `node` in the body of `if isinstance(param, X):` of its function, where X names only
-    classes a DistributedDataParallel wrapper is no instance of: DataParallel, a class of the
-    program not derived from DistributedDataParallel?"""
+    """Is `node` in the body of `if isinstance(param, X):` of its function (`param` a parameter or
+    a dotted read off one, `self.model`), where X names only classes a DistributedDataParallel
+    wrapper is no instance of: DataParallel, a class of the program not derived from
+    DistributedDataParallel?"""
     for anc in facts.ancestors(node):
         if isinstance(anc, cst.FunctionDef):
             return False
         test = anc.test if isinstance(anc, cst.If) and facts.is_inside(node, anc.body) else None
         if isinstance(test, cst.Call) and mt.is_call_of(test, "isinstance") and len(test.args) == 2 \
-                and mt.is_name(test.args[0].value, param):
+                and dotted(test.args[0].value) == param:
             kinds = test.args[1].value
             classes = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
             return all((facts.qualify(c) or "").rsplit(".", 1)[-1] == "DataParallel" or _program_class_not_ddp(facts, c)

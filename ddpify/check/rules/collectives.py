@@ -8,7 +8,7 @@ import libcst as cst
 
 from ddpify.analysis.buffers import may_hold_buffers
 from ddpify.analysis.call_branches import left_out
-from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, alone_in_its_group, prepares, unwrapped_before
+from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, alone_in_its_group, prepares, unwrapped_before, unwraps
 from ddpify.analysis.objects import of
 from ddpify.analysis.ranks import _conjuncts as conjuncts
 from ddpify.check.context import Context
@@ -84,6 +84,8 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     model(b)` / `else: for b in val_loader: model(b)`: loops over the same iterables), nor where
     every DDP wrap of the script is over a process group of its own process alone
     (`process_group=dist.new_group(ranks=[rank])`): its forward and backward reach no other process.
+    Nor is a backward found in a loop that reaches the wrapper only past it (`model.module(x)`, the
+    program's unwrap method `self._get_model().compute_loss(batch)`): it all-reduces nothing.
     """
     if not ctx.script.distributed:
         return
@@ -113,7 +115,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
             if not _paired(ctx, call, guard):
                 yield Hit(call, f"`{_name(f, call)}` is a collective, but only {some} reach it: the others never "
                                 "call it (deadlock)")
-        elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call):
+        elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call) and not _backward_past_the_wrapper(ctx, call):
             yield Hit(call, f"a DDP backward all-reduces gradients, but only {some} run it (deadlock)")
         elif ctx.holds_ddp(call.func) and _forward_across(ctx, call, guard):
             continue  # the other ranks run the same forwards in the other branch
@@ -517,7 +519,9 @@ def _past_the_wrapper(ctx: Context, loop: cst.CSTNode, depth: int = 3) -> bool:
     prepares a reduction, and the loop's backward all-reduces nothing (the gradients are never
     averaged, which is a bug of its own): a step skipped on one rank leaves no other waiting.
     Needs one run of the model inside at least (`model.module(x)`, `model.module.encode(x)`: not its
-    `state_dict()`), so that the step is seen to compute its loss past the wrapper."""
+    `state_dict()`), or of what the program's unwrap helper returns (`self._get_model().compute_loss(b)`
+    of a method that returns `self.model.module`: `_runs_an_unwrapped_model`), so that the step is
+    seen to compute its loss past the wrapper."""
     f = ctx.facts
     seen: set[cst.CSTNode] = set()
     through_module = False
@@ -545,9 +549,34 @@ def _past_the_wrapper(ctx: Context, loop: cst.CSTNode, depth: int = 3) -> bool:
             if isinstance(call, cst.Call) and f.user_functions(call) and level > 0:
                 continue  # the function it is handed is read below
             return False
-        return level == 0 or all(past(func, level - 1) for c in f.calls_in(body) for func in f.user_functions(c))
+        calls = f.calls_in(body)
+        through_module = through_module or any(_runs_an_unwrapped_model(ctx, c) for c in calls)
+        return level == 0 or all(past(func, level - 1) for c in calls for func in f.user_functions(c)
+                                 if not unwraps(f, func))  # the unwrap helper hands back the bare model
 
     return past(loop, depth) and through_module
+
+
+def _backward_past_the_wrapper(ctx: Context, backward: cst.Call) -> bool:
+    """Is `backward` in a loop that reaches the DDP wrapper only past it (`_past_the_wrapper`: the
+    loss from `self._get_model().compute_loss(batch)` of the program's unwrap method)? Its backward
+    all-reduces nothing, so it waits for no other rank."""
+    loop = next(ctx.facts.enclosing_loops(backward), None)
+    return loop is not None and _past_the_wrapper(ctx, loop)
+
+
+def _runs_an_unwrapped_model(ctx: Context, call: cst.Call) -> bool:
+    """Is `call` a run of what the program's unwrap helper returns (`unwraps`): the bare model
+    called (`get_model()(x)`) or a method of its own called on it (`self._get_model().compute_loss(b)`;
+    not nn.Module's API, `get_model().state_dict()`)?"""
+    f = ctx.facts
+    inner = call.func
+    if isinstance(inner, cst.Attribute):
+        if ctx.module_api(inner.attr.value):
+            return False
+        inner = inner.value
+    funcs = f.user_functions(inner) if isinstance(inner, cst.Call) else []
+    return bool(funcs) and all(unwraps(f, func) for func in funcs)
 
 
 def _runs_the_inner_model(ctx: Context, inner: cst.Attribute) -> bool:
