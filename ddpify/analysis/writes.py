@@ -79,6 +79,8 @@ FILE_WRITES = {
     "torchvision.io.write_png": 1, "torchvision.io.write_jpeg": 1, "torchvision.io.write_video": 0,
     # audio writers: the path first
     "soundfile.write": 0, "scipy.io.wavfile.write": 0, "torchaudio.save": 0, "librosa.output.write_wav": 0,
+    # array writers of scipy.io: the path first (an Evaluator's `savemat(fn + '.mat', {'reward': results})`)
+    "scipy.io.savemat": 0, "scipy.io.mmwrite": 0, "scipy.io.matlab.savemat": 0,
 }
 FILE_WRITE_METHODS = frozenset({"save_pretrained", "savefig", "to_csv", "write_bytes", "write_text", "extractall",
                                 "save_to_disk", "to_pickle", "to_feather", "to_excel", "to_hdf",  # (pandas' writers)

@@ -3803,3 +3803,38 @@ def test_no_barrier_in_a_helper_whose_every_call_runs_on_the_main_process_only()
     out = rewritten(NAME, plain).code
     helper = out[out.index("    def save_weights(self, folder):"):out.index("    def save(self, folder):")]
     assert "barrier()" in helper
+
+
+def test_scipy_io_savemat_of_an_evaluator_is_written_by_the_main_process_only():
+    """`savemat(fn + '.mat', {'reward': results})` in a DDPG project's `Evaluator.save_results` was
+    written by every process beside its guarded `plt.savefig` (ghliu/pytorch-ddpg, set 28a): scipy.io's
+    array writers are file writes; `loadmat` beside it reads and stays as it is."""
+    code = """\
+import numpy as np
+import torch
+from scipy.io import loadmat, savemat
+
+
+class Evaluator:
+    def __init__(self, path):
+        self.path = path
+        self.results = np.zeros((1, 0))
+
+    def save_results(self, fn):
+        savemat(fn + '.mat', {'reward': self.results})
+
+    def restore(self, fn):
+        return loadmat(fn + '.mat')
+
+
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+evaluate = Evaluator("out")
+for step in range(3):
+    model(torch.randn(4, 2)).sum().backward()
+    opt.step()
+evaluate.save_results("out/validate_reward")
+"""
+    out = only(NAME, code)
+    assert "if is_main_process():\n    evaluate.save_results(\"out/validate_reward\")\n" in out
+    assert "        return loadmat(fn + '.mat')\n" in out
