@@ -34,6 +34,11 @@ own folder there; another process, counting after it, would number a second fold
 ->
     save_dir = os.path.join(root, "exp-" + str(from_main_process(lambda: len(os.listdir(root)))))
 
+A run numbered from a walk of its parent folder's listing by a helper that then makes the folder
+(`get_output_folder`: the highest `-runN` found, plus one) lists the main process's entries:
+`for folder_name in os.listdir(parent_dir):` becomes
+`for folder_name in from_main_process(lambda: os.listdir(parent_dir)):`.
+
 Left alone: a clock read for timing (`start = time.time()`,
 `elapsed = time.time() - start`), one in a loop, one handed to another call (a writer made on
 the main process only reads it there), and one in the `__init__` of a logger class (main-process-only
@@ -86,6 +91,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             f"`{facts.code(count)}` counted by the main process (from_main_process): it makes its run's folder "
             "there, and a process counting after it would number another run")
         edits.add_import("ddpify_runtime", "from_main_process")
+    for listing in _walked_before_a_folder_is_made(facts):
+        edits.replace(listing, _from_main_process,
+            f"`{facts.code(listing)}` listed by the main process (from_main_process): the helper numbers a new "
+            "folder from what it finds there and makes it, and a process listing after the main process made its "
+            "own would number another")
+        edits.add_import("ddpify_runtime", "from_main_process")
 
 
 def _from_main_process(node: cst.CSTNode) -> cst.Call:
@@ -104,6 +115,37 @@ def _counts(facts: Facts) -> list[cst.Call]:
         if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Name) and outer.func.value == "len" \
                 and len(outer.args) == 1 and outer.args[0].value is listing:
             found.append(outer)
+    return found
+
+
+MAKE_FOLDER = frozenset({"os.makedirs", "os.mkdir"})
+
+
+def _walked_before_a_folder_is_made(facts: Facts) -> list[cst.Call]:
+    """`for folder_name in os.listdir(parent_dir):` in a helper that then makes a folder and returns
+    (a DDPG project's `get_output_folder`: the highest `-runN` it finds, plus one, made with
+    `os.makedirs` and returned as the run's folder): each process numbering the run from its own
+    listing numbers a second folder once the main process made its own (`Pendulum-v0-run1` and
+    `-run2`). The listing, walked by a loop at the helper's top level, in a helper that does not
+    train, makes a folder after the loop (`os.makedirs`, `os.mkdir`, a path's `.mkdir()`) and returns a value
+    every call site of which names something once on every process. A listing walked to
+    collect a data set's files (no folder made after it) is left alone."""
+    found = []
+    for listing in facts.calls_to(*COUNTED_LISTINGS):
+        loop = facts.parent(listing)
+        if not (isinstance(loop, cst.For) and loop.iter is listing):
+            continue
+        func = facts.scope(loop)
+        if not isinstance(func, cst.FunctionDef) or facts.trains(func) or not facts.returned(func) \
+                or not _once_everywhere(facts, loop, func):
+            continue
+        makes = [c for c in facts.calls_in(func) if facts.qualify(c.func) in MAKE_FOLDER
+                 or isinstance(c.func, cst.Attribute) and c.func.attr.value == "mkdir"]
+        if not any(facts.runs_before(loop, c, strict=True) for c in makes):
+            continue
+        sites = facts.call_sites(func)
+        if sites and all(_named(facts, site, True, HELPER_DEPTH - 1) for site in sites):
+            found.append(listing)
     return found
 
 

@@ -442,3 +442,62 @@ def test_a_clock_reading_of_a_class_built_by_a_name_looked_up_in_a_module_is_the
                      .replace("getattr(trainers,", "getattr(others,"))
     result = convert_program(load(entry, entry.read_bytes()))
     assert "utils.py" not in result.modules or "from_main_process" not in result.modules["utils.py"].code
+
+
+GET_OUTPUT_FOLDER = """\
+import os
+import torch
+
+
+def get_output_folder(parent_dir, env_name):
+    os.makedirs(parent_dir, exist_ok=True)
+    experiment_id = 0
+    for folder_name in os.listdir(parent_dir):
+        if not os.path.isdir(os.path.join(parent_dir, folder_name)):
+            continue
+        try:
+            folder_name = int(folder_name.split('-run')[-1])
+            if folder_name > experiment_id:
+                experiment_id = folder_name
+        except:
+            pass
+    experiment_id += 1
+    parent_dir = os.path.join(parent_dir, env_name)
+    parent_dir = parent_dir + '-run{}'.format(experiment_id)
+    os.makedirs(parent_dir, exist_ok=True)
+    return parent_dir
+
+
+def list_images(root):
+    files = []
+    for name in os.listdir(root):
+        files.append(os.path.join(root, name))
+    return files
+
+
+output = get_output_folder("output", "Pendulum-v0")
+images = list_images("data")
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(4, 3, 2):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+torch.save(model.state_dict(), os.path.join(output, "actor.pkl"))
+"""
+
+
+def test_a_run_folder_numbered_by_a_helper_walking_its_parent_s_listing_is_the_main_process_s():
+    """ghliu/pytorch-ddpg (set 28a): `get_output_folder` walks `os.listdir(parent_dir)` for the
+    highest `-runN`, adds one and makes that folder; the staggered second process listed after the
+    main process had made `Pendulum-v0-run1` and made `-run2`. The walk now lists the main process's
+    entries, taken before it makes its folder; a helper that walks a listing to collect files and
+    makes no folder (`list_images`) is left alone."""
+    from tests.support.snippets import only
+    out = only(NAME, GET_OUTPUT_FOLDER)
+    assert "    for folder_name in from_main_process(lambda: os.listdir(parent_dir)):\n" in out
+    assert "    for name in os.listdir(root):\n" in out
+    # near miss: the same walk, no folder made after it (a helper that only reads the highest number)
+    reads = GET_OUTPUT_FOLDER.replace("    os.makedirs(parent_dir, exist_ok=True)\n    return parent_dir\n",
+                                      "    return parent_dir\n")
+    assert "from_main_process" not in only(NAME, reads)
