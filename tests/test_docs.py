@@ -186,6 +186,37 @@ if args:
         ((netD(x) - y) ** 2).mean().backward()
         opt.step()
 """
+ALIASED = "import torch.nn as nn\n" + IMPORTS + LOADER + """\
+
+
+class PointNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.base = nn.Linear(2, 2)
+        self.transform = nn.Identity()
+
+    def set_input_transform(self, module):
+        self.transform = module
+
+    def forward(self, x):
+        return self.base(self.transform(x)).sum(1, keepdim=True)
+
+
+def fit(net, opt):
+    for x, y in loader:
+        opt.zero_grad()
+        ((net(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+model = PointNet()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+fit(model, opt)
+{example}
+model_tnet.set_input_transform(nn.Linear(2, 2))
+opt_tnet = torch.optim.SGD(model_tnet.parameters(), lr=0.1)
+fit(model_tnet, opt_tnet)
+"""
 OWN_WRAP = "import argparse\nimport torch.distributed as dist\n" + IMPORTS + LOADER \
     + "args = argparse.ArgumentParser().parse_args()\nmodel = torch.nn.Linear(2, 1)\n{example}\n" + MODEL.split("\n")[1] \
     + "\n" + EPOCHS
@@ -272,7 +303,7 @@ CONTEXTS = {
     ],
     "wrap-model": [WRAP, WRAP.replace("{example}\n", SPLIT_LOSS + "emsize, splits = 2, []\nmodel = torch.nn.Linear(2, 1)\n"
                                       "{example}\noptimizer = optim.SGD(list(model.parameters()) + "
-                                      "list(criterion.parameters()), lr=0.1)\n"), ENSEMBLE, OWN_WRAP, TEMPERATURE, REPLACED, WRAP],
+                                      "list(criterion.parameters()), lr=0.1)\n"), ENSEMBLE, OWN_WRAP, TEMPERATURE, REPLACED, ALIASED, WRAP],
     "unwrap-model": [WRAPPED] * 5 + [SEQUENTIAL] * 2 + ["import copy\n" + WRAPPED] + [WRAPPED] * 2 + ["i = 1\n" + WRAPPED] + [WRAPPED] * 3 + [
         IMPORTS + TRAIN + "if use_best:\n    model = torch.load('best.pt')\n{example}\n",
         IMPORTS + LOADER + "model = torch.nn.DataParallel(Net())\nmodel.to('cpu')\n"

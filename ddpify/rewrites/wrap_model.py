@@ -123,6 +123,14 @@ parameters (and waits for none of those the model no longer runs; unwrap-model t
 The same where a function of the program handed the wrapped model replaces its sub-module
 (`as_critic(netD)`, whose body sets `net.main = ...`): the caller wraps it again after the call.
 
+A name bound to the wrapped model after its wrap and wrapped itself below (a model trained, then
+turned into another by a method that adds a sub-module, `model_tnet = model`,
+`model_tnet.base.set_input_transform(tnet)`, and trained again with an optimizer of its own) takes
+the module: its own wrap holds the module, not a wrapper (DDP in DDP), and what the program reads of
+it before that wrap is the model's (the wrapper has no `base`):
+
+    model_tnet = model  ->  model_tnet = model.module
+
 Gradients of a wrapped model's parameters that `torch.autograd.grad` computes (first order) and
 the program sets into `p.grad` by hand before a step (a meta-learning outer step summing each
 task's) never reach DDP's backward: `average_gradients(model)` follows the loop that sets them;
@@ -247,6 +255,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         _drop_own_wraps(facts, edits, model, own)
     if not options.fsdp and any(not model.synced for model in models.wrapped):
         _stray_dataparallel(facts, edits, models)
+    _alias_takes_module(facts, edits, models, options)
     left = "unsharded" if options.fsdp else "unwrapped"
     for name, stmt in _untrained_models(facts, models, rehanded):
         edits.warn(stmt, f"`{name}` runs in training but no optimizer trains it: left {left} (right for a "
@@ -351,6 +360,35 @@ def _sets_gradients_of(facts: Facts, loop: cst.For | cst.While, code: str) -> bo
     return any(isinstance(t, cst.Attribute) and t.attr.value == "grad" and isinstance(t.value, cst.Name)
                and t.value.value in bound and not mt.is_name(v, "None")
                for t, v, _ in facts.writes_in(facts.scope(loop)) if facts.is_inside(t, loop.body))
+
+
+def _alias_takes_module(facts: Facts, edits: Edits, models: Models, options: Options) -> None:
+    """A name bound to a wrapped model after its wrap, and wrapped itself below, takes the wrapped
+    model's module (a PointNet study trains the vanilla classifier, then turns it into a T-Net model,
+    `model_tnet = model`, `model_tnet.base.set_input_transform(tnet)`, a new optimizer, decision
+    0226): its own wrap then holds the module (a wrapper wrapped again would nest DDP, and hold the
+    parameters of the first wrap's time), and what the program reads of it before that wrap is the
+    model's own (the wrapper has no `base`):
+
+        model_tnet = model  ->  model_tnet = model.module
+
+    A name bound so that no wrap of its own follows (`evaluator = model`, run for its forward) keeps
+    the wrapper, as one bound before the wrap keeps the bare model. Not with FSDP (nothing nests)."""
+    if options.fsdp:
+        return
+    plain = [m for m in models.wrapped if not (m.synced or m.maybe_none or m.empty or m.dataparallel is not None)]
+    for alias in plain:
+        scope = facts.scope(alias.anchor)
+        for target, value, stmt in facts.assigns:
+            if not mt.is_name(target, alias.name) or not isinstance(value, cst.Name) or facts.scope(stmt) is not scope \
+                    or alias.sees_wrapper(facts, stmt):
+                continue
+            source = next((m for m in plain if m is not alias and m.name == value.value
+                           and facts.scope(m.anchor) is scope and m.sees_wrapper(facts, stmt)), None)
+            if source is not None:
+                edits.replace(value, lambda node: cst.Attribute(node, cst.Name("module")),
+                              f"`{alias.name} = {source.name}` takes `{source.name}.module`: `{source.name}` is "
+                              f"wrapped here, and `{alias.name}` is wrapped itself below (DDP in DDP would not run)")
 
 
 def _rewrap_replaced(facts: Facts, edits: Edits, model: Model, extra: str, ids: str = "device_ids") -> None:

@@ -8376,3 +8376,61 @@ def test_a_model_an_object_is_given_moved_is_the_model_its_reads_hold(step, sync
     code = rewritten(NAME, HANDED_MOVED.replace("STEP", step)).code
     assert ("model = sync_gradients(model)" in code) is synced
     assert ("model = DistributedDataParallel(model" in code) is not synced
+
+
+ALIAS_REWRAPPED = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 1)
+        self.extra = nn.Identity()
+
+    def set_extra(self, module):
+        self.extra = module
+
+    def forward(self, x):
+        return self.body(self.extra(x))
+
+
+def train(net, opt, loader):
+    for x, y in loader:
+        opt.zero_grad()
+        nn.functional.mse_loss(net(x), y).backward()
+        opt.step()
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = Net()
+opt = torch.optim.Adam(model.parameters())
+train(model, opt, loader)
+{after}
+"""
+
+
+def test_a_name_bound_to_the_wrapped_model_and_wrapped_itself_takes_its_module():
+    """The twenty-eighth sweep's PointNet study (decision 0226): the vanilla model trained, then
+    `model_tnet = model`, `model_tnet.base.set_input_transform(tnet)` and a new optimizer. The alias
+    was wrapped again around the wrapper (DDP in DDP), and its `base` read on the wrapper
+    (AttributeError). It takes the module: its own wrap holds the model with its new layer."""
+    converted = only(NAME, ALIAS_REWRAPPED.format(after=(
+        "tuned = model\ntuned.set_extra(nn.Linear(4, 4))\n"
+        "opt_tuned = torch.optim.Adam(tuned.parameters())\ntrain(tuned, opt_tuned, loader)")))
+    assert ("tuned = model.module\ntuned.set_extra(nn.Linear(4, 4))\n"
+            "tuned = DistributedDataParallel(tuned, device_ids=device_ids(tuned))\n") in converted, converted
+    assert converted.count("DistributedDataParallel(") == 2
+
+
+@pytest.mark.parametrize("after", [
+    "evaluator = model\nevaluator.eval()\nprint(evaluator(torch.randn(2, 4)))",  # run, never wrapped itself
+    "other = Net()\nother = model\nprint(other)",  # no optimizer of its own
+])
+def test_a_name_bound_to_the_wrapped_model_and_not_wrapped_again_keeps_the_wrapper(after):
+    converted = only(NAME, ALIAS_REWRAPPED.format(after=after))
+    name = after.split(" = model")[0].split("\n")[-1]
+    assert f"{name} = model\n" in converted and ".module" not in converted, converted
+    assert converted.count("DistributedDataParallel(") == 1
