@@ -1611,6 +1611,19 @@ def test_the_stand_in_torchvision_resnet_module_serves_the_class_a_program_subcl
     assert out.split() == ["(2,", "1000)", "2048"]
 
 
+def test_the_stand_in_sklearn_scores_accuracy_as_a_number_and_leaves_the_rest_no_ops():
+    """A trainer sums `accuracy_score(labels, predictions)` over its batches, then ddpify sums it over
+    the processes (`sum_over_shards`): the no-op stand-in's object stopped that sum (the twenty-eighth
+    sweep's supervised baseline, decision 0226). Near miss: another metric stays a no-op."""
+    out = subprocess.run([sys.executable, "-c", "import fresh_stubs; fresh_stubs.install()\n"
+                          "from sklearn.metrics import accuracy_score, f1_score\nimport numpy as np\n"
+                          "print(accuracy_score([0, 1, 2, 2], np.array([0, 1, 1, 2])), accuracy_score([1, 1], [1, 0], normalize=False),"
+                          " type(f1_score([0], [0])).__name__)"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_EXTRA_STUBS": "sklearn",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["0.75", "1.0", "Anything"]
+
+
 def test_the_stand_in_torchvision_has_imagenet_beside_the_cifars():
     """A program's table of data sets names `datasets.ImageNet` at import (fbuchert's); near miss: CIFAR-10 unchanged."""
     out = _stubbed("import torchvision.datasets as d\nn = d.ImageNet('data', split='val')\n"

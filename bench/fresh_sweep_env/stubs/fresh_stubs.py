@@ -202,6 +202,16 @@ class _PILImage(Anything):
         return Picture(rng.integers(0, 256, (side, side, 3), dtype=numpy.uint8))
 
 
+def accuracy_score(y_true, y_pred, normalize=True, sample_weight=None):
+    """sklearn.metrics.accuracy_score: the share (or, with ``normalize=False``, the count) of the
+    labels predicted right, a float as sklearn's is: a program sums it over its batches (a no-op
+    stand-in's object added up stopped the sums ddpify takes over the processes)."""
+    import numpy
+    right = numpy.asarray(y_true).reshape(-1) == numpy.asarray(y_pred).reshape(-1)
+    weights = numpy.ones(right.shape) if sample_weight is None else numpy.asarray(sample_weight, dtype=float)
+    return float((right * weights).sum() / weights.sum()) if normalize else float((right * weights).sum())
+
+
 class SummaryWriter:
     """torch.utils.tensorboard.SummaryWriter / tensorboardX: records its creation as a write."""
 
@@ -246,6 +256,8 @@ class _Loader(importlib.abc.Loader):
     def exec_module(self, module):
         if module.__name__ in ("torch.utils.tensorboard", "tensorboardX"):
             module.SummaryWriter = SummaryWriter
+        if module.__name__ == "sklearn.metrics":  # a number, as a program adds it up (FRESH_SWEEP_EXTRA_STUBS=sklearn)
+            module.accuracy_score = accuracy_score
         if module.__name__ == "matplotlib":
             module.use = lambda *a, **k: None
 
