@@ -126,6 +126,7 @@ class SameValues:
         self._core_names: dict[Ref, bool] = {}  # `_core_name`'s answers in the question under way (`_core_of`)
         self._sharding: dict[cst.ClassDef, bool] = {}  # `_mentions_sharding`
         self._none_asked: set[object] = set()  # the names and attributes `_none_alike` is answering
+        self._by_object: dict[cst.Attribute, bool] = {}  # `_agreed_by_its_object`
 
     @cached_property
     def agreed(self) -> frozenset[Ref]:
@@ -163,7 +164,49 @@ class SameValues:
         one (`found.item` of an agreed `found`)."""
         ref = self.facts.ref(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
         return ref is not None and (ref in self.agreed or part and any(
-            a.scope is ref.scope and ref.name.startswith(a.name + ".") for a in self.agreed))
+            a.scope is ref.scope and ref.name.startswith(a.name + ".") for a in self.agreed)) or (
+            isinstance(node, cst.Attribute) and self._agreed_by_its_object(node))
+
+    def _agreed_by_its_object(self, node: cst.Attribute) -> bool:
+        """`es.early_stop`, read on an object of the program's classes (`es = EarlyStop(...)`) whose
+        own methods agree that attribute by a collective after each store of it (`self.early_stop =
+        torch.tensor([stop])` on rank 0, `torch.tensor([0])` on the others, then
+        `dist.broadcast(self.early_stop, src=0)`): every store of it in the class is followed, in
+        its method, by such a collective that is a statement of the method's own body (it runs on
+        every path after the store), but for a shared value `__init__` stores (`self.early_stop =
+        False`); nothing outside the class stores it. Between the method's calls the object holds
+        the value the collective left, the same on every process. Not where the collective runs on
+        some paths only (`if self.sync: dist.broadcast(...)`), nor where another method stores the
+        attribute and agrees nothing."""
+        known = self._by_object.get(node)
+        if known is None:
+            known = self._by_object[node] = self._agreed_by_its_object_afresh(node)
+        return known
+
+    def _agreed_by_its_object_afresh(self, node: cst.Attribute) -> bool:
+        f = self.facts
+        attr = node.attr.value
+        if dotted(node.value) in (None, "self") or any(
+                isinstance(t, cst.Attribute) and t.attr.value == attr and not mt.is_name(t.value, "self")
+                for t, _, _ in f.assigns):
+            return False
+        classes = f._instances_of(node.value)
+        if not isinstance(classes, list) or not classes:
+            return False
+        for cls in classes:
+            ref = Ref(f._root_class(cls), f"self.{attr}")
+            stores = f.writes(ref)
+            if ref not in self.agreed or not stores:
+                return False
+            syncs = [c for c in f.calls_to(*AGREEING) if c.args and f.ref(c.args[0].value) == ref]
+            for _, value, stmt in stores:
+                method = f.scope(stmt)
+                if not isinstance(method, cst.FunctionDef) or method.name.value == "__init__" and self._core_of(value):
+                    continue
+                if not any(f.scope(c) is method and f.before(stmt, c) and f.parent(f.statement(c)) is method.body
+                           for c in syncs):
+                    return False
+        return True
 
     def same_everywhere(self, test: cst.CSTNode, wide: bool = True) -> bool:
         """Is `test` the same on every process? `wide=False`: the core alone (literals, arguments,
@@ -193,8 +236,17 @@ class SameValues:
         # `all_reduce(found)` is still a rank test)
         return (any(f.qualify(c.func) in RUNTIME_AGREEING for c in f.findall(test, cst.Call)) or any(
             self.holds_agreed(n) for n in names_in(f, test))) and not any(
-            self._per_process(n) or self.ranks.rank_dependent(n) for n in names_in(f, test)
+            self._per_process(n) or self.ranks.rank_dependent(n) for n in self._past_agreed_objects(names_in(f, test))
             if not self.holds_agreed(n, part=True))
+
+    def _past_agreed_objects(self, nodes: list[cst.CSTNode]) -> list[cst.CSTNode]:
+        """`nodes` less the attributes agreed by their object (`_agreed_by_its_object`) and the
+        object they are read on: `es` of `es.early_stop` is built from the rank (`EarlyStop(rank=
+        rank)`), but the test reads only the agreed flag it keeps."""
+        f = self.facts
+        inside = {id(m) for n in nodes if isinstance(n, cst.Attribute) and self._agreed_by_its_object(n)
+                  for m in (n, *f.findall(n, (cst.Name, cst.Attribute)))}
+        return [n for n in nodes if id(n) not in inside]
 
     def _per_process(self, node: cst.CSTNode) -> bool:
         """The one refusal of both answers: a value each process has its own of. A name or
@@ -762,7 +814,7 @@ class SameValues:
             return any(self._role_read(side, depth, answers) for side in (test.left, test.right))
         if self.ranks.asks_distributed(test):
             return False  # `RANK > -1`: whether the run is distributed, not which rank this is
-        nodes = [test] if isinstance(test, (cst.Name, cst.Attribute)) else self._read_for_rank(test)
+        nodes = self._past_agreed_objects([test] if isinstance(test, (cst.Name, cst.Attribute)) else self._read_for_rank(test))
         refs = [r for r in map(self.facts.ref, nodes) if r is not None]
         return any(r in self.ranks.ranks_by_role for r in refs) or depth > 0 and any(
             self._role_read(s, depth - 1, answers) for r in refs for s in self.facts.sources(r)
