@@ -1372,14 +1372,18 @@ class Ranks:
     def parted_calls(self, sites: list[cst.Call]) -> bool:
         """Do two of these calls sit in the two branches of one rank test (`if rank == 0:
         train(rank, logger)` / `else: train(rank, None)`)? Together they run the function on every
-        process, though each runs under a rank test."""
+        process, though each runs under a rank test. Not the two branches of a test that itself
+        runs on some processes only (`if self.rank == 0:` around `if self.best is None:
+        self.save(...)` / `else: self.save(...)`, where `best` is set on rank 0 alone, so its test
+        reads a value of some ranks): together they run on those processes only."""
         f = self.facts
         for site in sites:
             for anc in f.ancestors(site):
                 if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
                     break
                 if isinstance(anc, cst.If) and anc.orelse is not None and f.is_inside(site, anc.body) \
-                        and self._rank_test(anc) and any(f.is_inside(other, anc.orelse) for other in sites):
+                        and self._rank_test(anc) and any(f.is_inside(other, anc.orelse) for other in sites) \
+                        and not self._guarded_by_rank(anc):
                     return True
         return False
 
