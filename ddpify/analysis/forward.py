@@ -57,6 +57,24 @@ def classes_of(facts: Facts, built: list[cst.CSTNode]) -> list[cst.ClassDef]:
     return found + [cls for c in calls for cls in facts.module_classes(c.func) if cls not in found]
 
 
+def wrapped_values(facts: Facts, expr: cst.BaseExpression, depth: int = 4) -> list[cst.CSTNode]:
+    """What a module handed to a wrap (`DDP(model)`) may be, with the expressions it comes from: for a
+    name of a function, the values that reach the wrap (`Facts.reaching_values`), a move of a name
+    followed to what reaches that name (`model = model.to(device)`: the `model` before it), each
+    with its origins; else `expr` and all its origins (`Facts.origins`, every store of a name). A
+    sub-module taken out of a built model before the wrap (`model = get_model(cfg)`, then `model =
+    model.backbone`) is no longer taken for the whole model."""
+    values = facts.reaching_values(expr) if isinstance(expr, cst.Name) and depth > 0 else None
+    if values is None:
+        return [expr, *facts.origins(expr)]
+    found: list[cst.CSTNode] = []
+    for value in values:
+        moved = value.func.value if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and facts.self_returning(value) else None
+        found += wrapped_values(facts, moved, depth - 1) if isinstance(moved, cst.Name) else [value, *facts.origins(value)]
+    return found
+
+
 def heads(facts: Facts, cls: cst.ClassDef) -> set[int] | None:
     """Positions of `forward`'s outputs computed by a sub-module that no other output uses
     (`return self.adv(h), self.cls(h)`; names assigned in `forward` are followed), or None

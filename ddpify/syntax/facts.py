@@ -2236,6 +2236,91 @@ class Facts:
                 child = anc
         return None
 
+    def reaching_values(self, read: cst.Name) -> list[cst.BaseExpression] | None:
+        """What a name of a function may hold where `read` reads it, as `reaching_sources` answers,
+        and further where that gives up: an `if` on the way gives what each of its branches binds
+        last (`if model is None: model = get_model(cfg); model = model.backbone` gives
+        `model.backbone`, not the whole model the branch built first), a branch that binds nothing
+        letting the earlier value through; and the function's start, for a parameter, what each of
+        its calls passes it (`_passed_at_start`). None where a statement on the way binds it
+        otherwise (a loop, `with ... as`, `try`, an unpacking: as `reaching_sources`), the way
+        crosses the start of a loop it is read in, or it is no parameter (then it holds any value
+        it is ever bound to)."""
+        func = self.scope(read)
+        name = read.value
+        if not isinstance(func, cst.FunctionDef):
+            return None
+        found: list[cst.BaseExpression] = []
+        child: cst.CSTNode = self.statement(read)
+        if isinstance(child, cst.While):
+            return None
+        for anc in self.ancestors(child):
+            if isinstance(anc, (cst.For, cst.While)):
+                return None
+            if anc is func:
+                return self._passed_at_start(func, name, found)
+            if isinstance(anc, cst.IndentedBlock):
+                for stmt in reversed(anc.body[:anc.body.index(child)]):
+                    if not self.has_name(stmt, name):
+                        continue
+                    bound = self._binding_at_end(stmt, name)
+                    if bound is None:
+                        return None
+                    always, values = bound
+                    found += values
+                    if always:
+                        return found
+            if type(anc) in mt.STATEMENTS:
+                child = anc
+        return None
+
+    def _passed_at_start(self, func: cst.FunctionDef, name: str, found: list) -> list[cst.BaseExpression] | None:
+        """`found` and what the calls of `func` pass its parameter `name` (its default where a call
+        passes none, or where no call of `func` is known: a worker `mp.spawn` starts with fewer
+        arguments); None where `name` is no parameter, or a call passes it nothing it has no default for."""
+        param = next((p for p in (*func.params.params, *func.params.kwonly_params) if p.name.value == name), None)
+        if param is None:
+            return None
+        passed = [self.argument_for(call, func, name) or param.default for call in self.call_sites(func)] or [param.default]
+        return None if any(v is None for v in passed) else found + [v for v in passed if v is not None]
+
+    def _binding_at_end(self, stmt: cst.CSTNode, name: str) -> tuple[bool, list[cst.BaseExpression]] | None:
+        """`_binding`, but for an `if` what each branch binds last (`_block_binding`): always where
+        it has an `else` and every branch always binds the name."""
+        if not isinstance(stmt, cst.If) or any(isinstance(n, cst.NamedExpr) for n in mt.walk(stmt.test)):
+            return _binding(stmt, name)
+        branches: list[cst.BaseSuite] = []
+        node: cst.If | cst.Else | None = stmt
+        while isinstance(node, cst.If):
+            branches.append(node.body)
+            node = node.orelse
+        if node is not None:
+            branches.append(node.body)
+        values: list[cst.BaseExpression] = []
+        always = node is not None
+        for block in branches:
+            bound = self._block_binding(block, name) if isinstance(block, cst.IndentedBlock) else _binding(block, name)
+            if bound is None:
+                return None
+            always = always and bound[0]
+            values += bound[1]
+        return always, values
+
+    def _block_binding(self, block: cst.IndentedBlock, name: str) -> tuple[bool, list[cst.BaseExpression]] | None:
+        """What the statements of `block` bind `name` to last, read backwards to the nearest store
+        that always binds it."""
+        found: list[cst.BaseExpression] = []
+        for stmt in reversed(block.body):
+            if not self.has_name(stmt, name):
+                continue
+            bound = self._binding_at_end(stmt, name)
+            if bound is None:
+                return None
+            found += bound[1]
+            if bound[0]:
+                return True, found
+        return False, found
+
     def set_by_name(self, ref: Ref) -> list[cst.BaseExpression]:
         """What the methods of a class store into its `self.x` (`ref`) under a name made at run time:
         `setattr(self, "net" + name, DDP(net))` (or `self.__setattr__(...)`) where the name may be `x`

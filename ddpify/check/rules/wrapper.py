@@ -645,7 +645,8 @@ def buffer_updated_in_forward(ctx: Context) -> Iterator[Hit]:
     from the main process's batches only and the others' updates are lost, silently. All-reduce
     the statistics before the update, or wrap with `broadcast_buffers=False` and sync the buffer
     by hand. Found for a `DistributedDataParallel(...)` wrap not given `broadcast_buffers` of a
-    model of the program whose forward, or a method it calls through `self.`, updates a buffer it
+    model of the program (what reaches the wrap, `forward.wrapped_values`: not the whole model a
+    sub-module was taken out of before it, `model = model.backbone`) whose forward, or a method it calls through `self.`, updates a buffer it
     registers from a value of the step (`forward.buffer_updated_in_forward`, the question behind
     convert's warning of decision 0210); not torch's norm layers, not a forward that all-reduces,
     not an update in a helper called after the step, not a buffer only read, not a buffer
@@ -659,7 +660,7 @@ def buffer_updated_in_forward(ctx: Context) -> Iterator[Hit]:
         given = mt.keyword(wrap, "broadcast_buffers")
         if inner is None or given is not None and not mt.is_name(given.value, "True"):
             continue
-        built = [o for o in (inner.value, *f.origins(inner.value))]
+        built = forward.wrapped_values(f, inner.value)
         found = next(filter(None, (forward.buffer_updated_in_forward(f, cls) for cls in forward.classes_of(f, built))),
                      None)
         if found is not None:
