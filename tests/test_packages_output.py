@@ -127,6 +127,87 @@ def test_a_folder_a_written_module_builds_paths_into_is_made_empty_beside_the_co
     assert (out / "engine" / "saved" / "model.pt").is_file()
 
 
+SAVING_ENTRY = """\
+import os
+
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from common.tools import save_model, save_log
+
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x, y in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        optimizer.step()
+torch.save(model.state_dict(), os.path.join(os.path.dirname(os.path.realpath(__file__)), "weights", "last.pt"))
+save_model(os.path.dirname(os.path.realpath(__file__)), model.state_dict(), "actor")
+save_log("runs", "done")
+"""
+TOOLS = """\
+import os
+
+import torch
+
+
+def save_model(current_path, state, name):
+    model_path = current_path + "/models/"
+    torch.save(state, model_path + name + ".pth")
+
+
+def save_log(folder, text):
+    with open(os.path.join(folder, "log.txt"), "w") as f:
+        f.write(text)
+"""
+
+
+def test_the_folders_a_script_builds_paths_into_itself_or_through_a_function_it_hands_its_folder_are_made(tmp_path):
+    """cloudpetticoats' DDPG (sweep 28b, tuning): `main.py` hands `os.path.dirname(os.path.realpath(__file__))`
+    to `common.tools.save_model`, which saves into `current_path + '/models/'`, a folder beside the
+    original; under -o the converted `main.py`'s `__file__` names the output, where no `models/` was:
+    the final save failed under torchrun and python, said nowhere. The folders the entry builds paths
+    into through its own `__file__` (`weights/`) were not made either (only a written module's were).
+    Both are made, empty, and said; near miss: `runs/`, a folder beside the original that a function
+    is handed a path to that no `__file__` builds (the program's working directory), is not."""
+    project, out = tmp_path / "proj", tmp_path / "out"
+    for folder in ("models", "weights", "runs", "common"):
+        (project / folder).mkdir(parents=True)
+    (project / "models" / "old.pth").write_bytes(b"x")
+    (project / "common" / "__init__.py").write_text("")
+    (project / "common" / "tools.py").write_text(TOOLS)
+    (project / "main.py").write_text(SAVING_ENTRY)
+    result = CliRunner().invoke(main, ["convert", str(project / "main.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["common", "models", "weights"]
+    assert list((out / "models").iterdir()) == [] and list((out / "weights").iterdir()) == []
+    assert (f"{out / 'models'}/  <- made empty: a converted module beside it builds paths into "
+            f"{project / 'models'}/ through its __file__ (its 1 file(s) not copied") in result.output
+    (tmp_path / "runs").mkdir()
+    run = subprocess.run([sys.executable, str(out / "main.py")], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(project)})
+    assert run.returncode == 0, run.stderr
+    assert (out / "models" / "actor.pth").is_file() and (out / "weights" / "last.pt").is_file()
+
+
+def test_a_single_script_saving_beside_its_own_file_gets_the_folder_in_the_output(tmp_path):
+    """The same for a program of one file: no module is written beside it, and the folder its
+    `__file__` path names is made in the output all the same (before, only where a module was)."""
+    project, out = tmp_path / "proj", tmp_path / "out"
+    (project / "weights").mkdir(parents=True)
+    (project / "data").mkdir()
+    entry = SAVING_ENTRY.replace("from common.tools import save_model, save_log\n", "")
+    (project / "train.py").write_text(entry.split("save_model(")[0])
+    result = CliRunner().invoke(main, ["convert", str(project / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["train.py", "weights"]
+    assert f"{out / 'weights'}/  <- made empty" in result.output
+    run = subprocess.run([sys.executable, str(out / "train.py")], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
 def test_under_ddpify_run_a_folder_a_written_module_builds_paths_into_is_the_originals(tmp_path, monkeypatch):
     """Under `ddpify run` the run's folder is private (removed after the run): the folder is a link
     to the original's, where the single-process program saves."""

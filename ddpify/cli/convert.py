@@ -97,8 +97,8 @@ def convert_command(sources, only, skip, check, as_json, script_args, find_unuse
     results = [_anchored(source, dest, result, in_place) for source, dest, result in zip(inputs.sources, dests, results)]
     modules = [] if check else [_module_dests(source, dest, result, in_place)
                                 for source, dest, result in zip(inputs.sources, dests, results)]
-    folders = [_folder_dests(source, dest, result) if program and not in_place else []
-               for source, dest, result, program in zip(inputs.sources, dests, results, modules)]
+    folders = [_folder_dests(source, dest, result) if not in_place and not check else []
+               for source, dest, result in zip(inputs.sources, dests, results)]
     if not check:
         _write_outputs(dests, loaded, results, modules, in_place, runtime)
         for path, _ in (made for each in folders for made in each):
@@ -320,12 +320,16 @@ def _folder_dests(source: files.Source, dest: Path | None, result: Result) -> li
     if dest is None or source.path is None:
         return []
     project = Path(os.path.realpath(source.path)).parent
+    if Path(os.path.realpath(dest.parent)) == project:  # written beside the original: its folders are there
+        return []
     placed = beside_entry(result.modules)
     inits = init_files_where_read(project, {rel: module.read_from for rel, module in placed.items()})
+    # the entry's own paths too (its output's `__file__` names the output folder as well)
     return [(dest.parent / rel, f"made empty: a converted module beside it builds paths into {_shown(original)}/ "
              f"through its __file__" + (f" (its {count} file(s) not copied: copy or link them if the program "
                                         "reads them)" if count else ""))
-            for rel, (original, count) in folders_built_beside(project, placed, inits).items()]
+            for rel, (original, count) in folders_built_beside(project, {**placed, source.path.name: result}, inits,
+                                                               result.modules).items()]
 
 
 def _shown(path: Path) -> str:
@@ -390,8 +394,9 @@ def _print_outcome(source: files.Source, dest: Path | None, result: Result, scri
     from ddpify.output.packages import original_folders
 
     print_records(source.name, result, script)
-    if dest is not None and modules and not in_place:
-        click.echo(f"{dest}: written, with the modules the conversion changed beside it:", err=True)
+    if dest is not None and (modules or folders) and not in_place:
+        click.echo(f"{dest}: written, with " + ("the modules the conversion changed" if modules else "what it needs")
+                   + " beside it:", err=True)
         for _, path, what in modules:
             click.echo(f"    {path}  <- {what}", err=True)
         for path, what in folders:

@@ -163,7 +163,8 @@ def _launch(plan: Plan, nproc: str, options: dict[str, Any], name: str, result: 
                 anchored(result.output, Path(plan.script), workspace.path / name_in_run)[0]
             files = {name_in_run: entry, **modules}
             target = _private(workspace.add, files)[0]
-            linked = _link_folders(workspace.path, folders_built_beside(project, placed, inits))
+            linked = _link_folders(workspace.path, folders_built_beside(project, {**placed, name_in_run: result}, inits,
+                                                                        result.modules))
             click.echo(f"{name}: converted -> {target}" + "".join(f", {rel}" for rel in modules)
                        + "".join(f", {rel}/ (linked to {original}/: a converted module builds paths into it "
                                  "through its __file__)" for rel, original in linked.items()), err=True)

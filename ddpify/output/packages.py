@@ -125,32 +125,46 @@ def files_read_beside(project: Path, written: Mapping[str, Result],
 
 
 def folders_built_beside(project: Path, written: Mapping[str, Result],
-                         inits: Mapping[str, tuple[Path, bytes]]) -> dict[str, tuple[Path, int]]:
+                         inits: Mapping[str, tuple[Path, bytes]],
+                         program: Mapping[str, Result] | None = None) -> dict[str, tuple[Path, int]]:
     """`{rel: (the original folder, how many files it holds)}`: the folders beside a written
     module's original that a path built from its `__file__` names (advertorch_examples'
     `TRAINED_MODEL_PATH = os.path.join(os.path.dirname(__file__), 'trained_models')`, where the
     program saves its model). The copy's `__file__` names the output folder, where the folder did
     not exist: the final save failed. Such a folder is made, empty, in the output, and said with the
     number of files the original holds, which are not copied (a folder of unknown size, most often
-    the program's own outputs; a program that reads them there is told to copy or link them)."""
+    the program's own outputs; a program that reads them there is told to copy or link them).
+
+    A path from `__file__` handed to a function of the `program` (its modules, `Result.modules`,
+    changed or not) names what that function builds from its parameter, beside the caller's file:
+
+        save_model(os.path.dirname(os.path.realpath(__file__)), model.state_dict(), "actor")  # main.py
+        def save_model(current_path, model, name):                                           # common/tools.py
+            torch.save(model, current_path + "/models/" + name + ".pth")
+        -> `models/` beside main.py
+    """
     outputs = [PurePosixPath(rel) for rel in [*written, *inits]]
     return {rel: (original, sum(1 for f in original.rglob("*") if f.is_file()))
-            for rel, original in _named_beside(project, written, inits).items()
+            for rel, original in _named_beside(project, written, inits, program or {}).items()
             if original.is_dir() and not any(out.is_relative_to(rel) for out in outputs)}  # (a written package: there)
 
 
 def _named_beside(project: Path, written: Mapping[str, Result],
-                  inits: Mapping[str, tuple[Path, bytes]]) -> dict[str, Path]:
+                  inits: Mapping[str, tuple[Path, bytes]], program: Mapping[str, Result] | None = None) -> dict[str, Path]:
     """`{rel in the output: original}`: what the string literals of a path built from a written
     module's `__file__` name beside its original, under the module's folder (not itself a
-    written module)."""
+    written module); with the `program`'s modules, also what a function of theirs builds from a
+    parameter such a path is handed to (`_named_through_calls`)."""
     sources = {rel: ((_base(project, rel, m.read_from) / rel), m.source) for rel, m in written.items()}
     sources |= {rel: (original, original.read_bytes()) for rel, (original, _) in inits.items()}
     found: dict[str, Path] = {}
     for rel, (path, code) in sources.items():
         folder = path.resolve().parent
         configs = _hydra_configs(code)
-        for name in _named_from_file(code) | configs:
+        for name in _named_from_file(code) | _named_through_calls(code, program or {}) | configs:
+            name = name.strip("/")  # `here + "/models/"`: the folder `models`
+            if not name:
+                continue
             original = folder / name
             if not original.exists() or folder not in original.resolve().parents:
                 continue
@@ -210,23 +224,84 @@ def _named_from_file(code: bytes) -> set[str]:
     tree = _parsed(code) if b"__file__" in code else None  # no such expression: not parsed at all
     if tree is None:
         return set()
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    bound = [(node.targets[0].id, node.value) for node in ast.walk(tree) if isinstance(node, ast.Assign)
+    return _literals_built_from(tree, _names_from(tree, {"__file__"}))
+
+
+def _names_from(scope: ast.AST, names: set[str]) -> set[str]:
+    """`names` and the names bound in `scope` to a value built from one of them, to a fixed point."""
+    bound = [(node.targets[0].id, node.value) for node in ast.walk(scope) if isinstance(node, ast.Assign)
              and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
-    names = {"__file__"}
-    while True:  # the names bound to a path from __file__, to a fixed point (each round adds one or ends)
+    names = set(names)
+    while True:  # each round adds one or ends
         more = {name for name, value in bound if name not in names and any(_from_file(n, names) for n in ast.walk(value))}
         if not more:
-            break
+            return names
         names |= more
+
+
+def _literals_built_from(scope: ast.AST, names: set[str]) -> set[str]:
+    """The string literals of each outermost expression of `scope` built from one of `names`."""
+    parents = {child: node for node in ast.walk(scope) for child in ast.iter_child_nodes(node)}
     tops = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(scope):
         if _from_file(node, names):
             while isinstance(parents.get(node), (ast.expr, ast.keyword)):
                 node = parents[node]
             tops.add(node)
     return {n.value for top in tops for n in ast.walk(top)
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.strip()}
+
+
+def _named_through_calls(code: bytes, program: Mapping[str, Result]) -> set[str]:
+    """The string literals a function of the `program` builds a path from, where it is handed a
+    path from the module's `__file__` (`save_model(os.path.dirname(__file__), ...)`, then
+    `current_path + '/models/'` in `save_model`): the literals name places beside the caller's
+    file, as its own would. The function: defined in the module itself, or imported by name
+    (`from common.tools import save_model`) from a module of the program; its parameter: the
+    argument's place or keyword."""
+    tree = _parsed(code) if b"__file__" in code and program else None
+    if tree is None:
+        return set()
+    names = _names_from(tree, {"__file__"})
+    found: set[str] = set()
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            continue
+        given = [(i, None, arg) for i, arg in enumerate(call.args)] + [(None, k.arg, k.value) for k in call.keywords]
+        handed = [(i, key) for i, key, arg in given if any(_from_file(n, names) for n in ast.walk(arg))]
+        function = _defined(tree, call.func.id, program) if handed else None
+        if function is None:
+            continue
+        params = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+        chosen = {name for i, key in handed if (name := params[i] if i is not None and i < len(params) else key)}
+        chosen &= {*params, *(a.arg for a in function.args.kwonlyargs)}
+        if chosen:
+            found |= _literals_built_from(function, _names_from(function, chosen))
+    return found
+
+
+def _defined(tree: ast.Module, name: str, program: Mapping[str, Result]) -> ast.FunctionDef | None:
+    """The module-level function `name` of the module `tree`, or the one it imports by that name
+    from a module of the `program` (found by its dotted path at the end of the module's path)."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or node.module is None:
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) != name:
+                continue
+            ending = node.module.replace(".", "/") + ".py"
+            for rel, module in program.items():
+                path = PurePosixPath(module.read_from or rel).as_posix()
+                if path != ending and not path.endswith("/" + ending):
+                    continue
+                other = _parsed(module.source)
+                for defined in other.body if other is not None else []:
+                    if isinstance(defined, ast.FunctionDef) and defined.name == alias.name:
+                        return defined
+    return None
 
 
 def _from_file(node: ast.AST, names: set[str]) -> bool:
