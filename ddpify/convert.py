@@ -132,10 +132,11 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
         return main
     results = {}
     on_path = edit_set.edited_paths(edits, facts.parents)
+    local = frozenset(part.name.split(".")[0] for part in program.parts[1:])  # the program's own modules
     for part in program.parts:
         starts = None
         try:
-            output = edit_set.apply_part(part.module, edits, facts, on_path)
+            output = edit_set.apply_part(part.module, edits, facts, on_path, local)
             if output is not part.module:  # (read by the print and by the report's line numbers)
                 starts = statement_lines(part.module, part.data)
             code = None if output is part.module else codegen.code(output, part.module, part.data, starts)

@@ -3186,3 +3186,59 @@ def test_the_trainer_a_factory_read_off_a_module_returns_runs_its_own_epoch_loop
     trainer = result.modules["lib/trainer.py"].code
     assert "set_epoch(train_dataloader)" in trainer and "end_epoch()" in trainer
     assert not [c.message for c in result.changes if "cannot trace" in c.message]
+
+
+# ---- where the runtime's import goes -------------------------------------------------------------
+
+PRINTS_AT_IMPORT = {
+    "data.py": """\
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        print(f"Running on {device}")
+        data = torch.randn(64, 4)
+
+        def get_batch():
+            ix = torch.randint(len(data), (8,))
+            return data[ix], data[ix].sum(1, keepdim=True)
+        """,
+    "train.py": """\
+        import numpy as np
+        import torch
+        from data import *
+
+        if __name__ == "__main__":
+            model = torch.nn.Linear(4, 1).to(device)
+            optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            for i in range(4):
+                optimizer.zero_grad()
+                x, y = get_batch()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                optimizer.step()
+            torch.save(model.state_dict(), "m.pt")
+        """,
+}
+
+
+def test_the_runtime_is_imported_before_the_programs_own_modules_whose_top_level_prints():
+    """tiny-py-transformer (sweep 28b, tuning): `from data import *` at the top of the entry runs
+    data.py's `print(f"Running on {device}")` at import, before the runtime's import, which quiets
+    every process but the main one under a launcher, came after the leading imports: rank 1
+    printed it, said nowhere. The runtime's import (and the others added) now goes before the
+    first import of a module of the program; near miss: the library imports before it (numpy,
+    torch) keep their place in front."""
+    write(PRINTS_AT_IMPORT)
+    lines = convert_program(program()).output.decode().splitlines()
+    runtime, local = lines.index("    from ddpify_runtime import ("), lines.index("from data import *")
+    assert lines[:2] == ["import numpy as np", "import torch"] and runtime < local
+    assert lines.index("from torch.nn.parallel import DistributedDataParallel") < local
+
+
+def test_without_an_import_of_the_programs_own_modules_the_runtime_comes_after_the_leading_imports():
+    """Near miss: a program whose entry imports only libraries gets the added imports after them,
+    as before (the helper module here is imported inside the main block, not among them)."""
+    files = dict(PRINTS_AT_IMPORT)
+    files["train.py"] = files["train.py"].replace("from data import *\n", "").replace(
+        'if __name__ == "__main__":\n', 'if __name__ == "__main__":\n            from data import device, get_batch\n')
+    write(files)
+    lines = convert_program(program()).output.decode().splitlines()
+    assert lines[:3] == ["import numpy as np", "import torch", "from torch.nn.parallel import DistributedDataParallel"]

@@ -261,19 +261,20 @@ def apply(module: cst.Module, edits: Edits, parents: dict[cst.CSTNode, cst.CSTNo
     return _add_imports(module, edits.imports) if edits.imports else module
 
 
-def apply_part(module: cst.Module, edits: Edits, facts: Facts, on_path: set[cst.CSTNode] | None = None
-               ) -> cst.Module:
+def apply_part(module: cst.Module, edits: Edits, facts: Facts, on_path: set[cst.CSTNode] | None = None,
+               local: frozenset[str] = frozenset()) -> cst.Module:
     """`apply` for one file of a program: `edits` and `facts` are over the program's merged
     module (ddpify.inputs.program), whose statements include `module`'s (`on_path`: their
     `edited_paths`, when computed already). Applies the edits on this file's nodes, and adds the
-    imports of the names its code uses."""
+    imports of the names its code uses (before the first import of the program's `local` modules,
+    whose top level runs at that import)."""
     on_path = edited_paths(edits, facts.parents) if on_path is None else on_path
     if not any(stmt in on_path for stmt in module.body):  # no edit in this file
         return module
     output = module.visit(_Apply(edits, on_path, module))
     used = _names_used(output, {_bound(name) for _, name in edits.imports}, facts)
     needed = [(mod, name) for mod, name in edits.imports if _bound(name) in used]
-    return _add_imports(output, needed) if needed else output
+    return _add_imports(output, needed, local) if needed else output
 
 
 def _bound(name: str) -> str:
@@ -305,11 +306,24 @@ def _names_used(tree: cst.CSTNode, names: set[str], facts: Facts) -> set[str]:
     return found
 
 
-def _add_imports(module: cst.Module, imports) -> cst.Module:
+def _add_imports(module: cst.Module, imports, local: frozenset[str] = frozenset()) -> cst.Module:
     """Add `from MODULE import NAME` for each of `imports` not imported yet, as LibCST's
     AddImportsVisitor does (without importing `libcst.codemod`): names join an existing
     `from MODULE import ...` among the leading imports, sorted, in front; other modules get new
-    lines, sorted by module, after the leading imports (and a blank line before the code)."""
+    lines, sorted by module, after the leading imports (and a blank line before the code), or
+    before the first leading import of one of the program's own modules (`local`; a relative
+    import): such a module runs its top level at that import, and the runtime's import, which
+    quiets every process but the main one under a launcher, must come first, or what the module
+    prints there is heard from every process.
+
+        Before:                                   After:
+            import torch                              import torch
+            from data import *   # prints            from torch.nn.parallel import DistributedDataParallel
+                                                      try:
+                                                          from ddpify_runtime import (...)
+                                                      ...
+                                                      from data import *
+    """
     body = list(module.body)
     start = 1 if body and _is_strict_or_docstring(body[0]) else 0
     leading = start
@@ -339,7 +353,18 @@ def _add_imports(module: cst.Module, imports) -> cst.Module:
     if not wanted:
         return module.with_changes(body=body)
     new = [_import(module.default_indent, mod, sorted(names)) for mod, names in wanted.items()]
+    first = next((i for i in range(start, leading) if _imports_local(body[i].body[0], local)), leading)
+    if first < leading:
+        return module.with_changes(body=[*body[:first], *new, *body[first:leading], *_blank_line_before(body[leading:])])
     return module.with_changes(body=[*body[:leading], *new, *_blank_line_before(body[leading:])])
+
+
+def _imports_local(imp: cst.Import | cst.ImportFrom, local: frozenset[str]) -> bool:
+    """Does `imp` import one of the program's own modules (`local`, by their top-level names; a
+    relative import)?"""
+    if isinstance(imp, cst.ImportFrom):
+        return bool(imp.relative) or imp.module is not None and dotted(imp.module).split(".")[0] in local
+    return any(dotted(alias.name).split(".")[0] in local for alias in imp.names)
 
 
 RUNTIME = "ddpify_runtime"
