@@ -73,7 +73,8 @@ self-check names anything on its path. The path: the frames of the user's stack 
 site (the loader's or optimizer's construction, the save, the write, the print, the crash's
 traceback), in the files as they ran. A warning of the report (its line carried into the
 converted file) or a finding of the self-check (`FILE:LINE: CHECK:`, printed or in
-`DDPIFY_VERIFY_JSON`) names it when it lies at a frame's statement (or the header of a statement
+`DDPIFY_VERIFY_JSON`; in a plain `python` run, a `ddpify: FILE:LINE: CHECK:` line the runtime
+printed alone) names it when it lies at a frame's statement (or the header of a statement
 around it: a loop's `for` line), or when it is of the failing check's class (`CLASSES`: the
 rewrites and self-check checks that speak of it; the report's "ddpify cannot follow this" speaks
 of every class) and lies in the frame's function (a module-level frame: at the module level).
@@ -118,6 +119,7 @@ RANDOM_SAMPLERS = ("RandomSampler", "SubsetRandomSampler", "WeightedRandomSample
 SELF_CHECK = re.compile(r"ddpify self-check: (\d+) problem")
 REFUSED = re.compile(r"error: ambiguous option: (\S+) could match")  # torchrun's parser, before any process
 SELF_CHECK_LINE = re.compile(r"(?:\[[^\]]*\]:)?(.+?):(\d+): ([a-z]+(?:-[a-z]+)*): ")  # a finding's line in its block
+SAID_LINE = re.compile(r"(?:\[[^\]]*\]:)?ddpify: (.+?):(\d+): ([a-z]+(?:-[a-z]+)*): ")  # one printed alone (checks off)
 # verdict -> the report's rewrites whose warnings are of its class, the self-check's checks of its class
 CLASSES = {
     "runs": (("init-distributed", "launcher-arg", "local-device", "load-map-location", "unwrap-model", "agree-search"),
@@ -331,6 +333,7 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
             row["selfcheck_json"] = _tail((tmp / "verify.json").read_text(), 20)
         findings = selfcheck_findings(joined, (tmp / "verify.json").read_text(errors="replace")
                                       if (tmp / "verify.json").exists() else None)
+        findings += [dict(f, file=str(py / cwd_rel / f["file"])) for f in selfcheck_findings(pout, None)]
         row["silent"] = silent(row["checks"], sites, report, src, entry, {out_dir: src, ddp: src, py: src, base: src},
                                findings, ddp / cwd_rel, refused_option(out) if rc != 0 else None)
         row["sites"] = {k: v[:3] for k, v in sites.items() if row["checks"].get(k) in ("FAIL", "no")}
@@ -644,7 +647,8 @@ class _Ran:
 def selfcheck_findings(output: str, verify_json: str | None) -> list[dict]:
     """The runtime's self-check findings, each {"check", "file", "line"}: from the JSON file
     ``DDPIFY_VERIFY_JSON`` names, and from the blocks it printed (``FILE:LINE: CHECK: ...`` after
-    its header), whichever has them."""
+    its header), whichever has them; and the findings the runtime prints as lines of their own
+    where the checks are off (``ddpify: FILE:LINE: CHECK: ...``, a plain ``python`` run's)."""
     found = []
     if verify_json:
         try:
@@ -659,7 +663,9 @@ def selfcheck_findings(output: str, verify_json: str | None) -> list[dict]:
         hit = SELF_CHECK_LINE.match(line.strip()) if block else None
         if hit is None:
             block = False
-            continue
+            hit = SAID_LINE.match(line.strip())
+            if hit is None:
+                continue
         found.append({"check": hit[3], "file": hit[1], "line": int(hit[2])})
     return found
 

@@ -554,7 +554,9 @@ def _install_excepthook() -> None:
     step after the one where some parameters got no gradient) gets a line naming the fix: the
     flag, or ``penalty_gradients`` where the model that raised finds unused parameters already
     (``_unused_parameters_hint``); an error of a learning-rate schedule while this process trains
-    on shards, one naming each sharded loader's batches per process (``_schedule_hint``)."""
+    on shards, one naming each sharded loader's batches per process (``_schedule_hint``); an
+    attribute of the model read from its DDP wrapper, one naming the line and the fix
+    (``_wrapper_attribute_hint``)."""
     previous = sys.excepthook
 
     def excepthook(kind: Any, value: Any, traceback: Any) -> None:
@@ -567,7 +569,7 @@ def _install_excepthook() -> None:
             if UNUSED_PARAMETERS_ERROR in str(value):
                 sys.stderr.write(_unused_parameters_hint(value.__traceback__) + "\n")
                 return
-            if (hint := _schedule_hint(value.__traceback__)) is not None:
+            if (hint := _schedule_hint(value.__traceback__) or _wrapper_attribute_hint(value)) is not None:
                 _say(hint, raising=False)
                 return
             value = value.__cause__ or value.__context__
@@ -783,6 +785,30 @@ def _schedule_hint(traceback: Any) -> "Optional[_Finding]":
                     "give each process more steps (more epochs or data, a smaller batch_size) or run fewer processes")
 
 
+def _wrapper_attribute_hint(error: BaseException) -> "Optional[_Finding]":
+    """What to do where the program read an attribute of its model from the DistributedDataParallel
+    wrapper (``wrapper-attribute``, at the user's line that read it): ``AttributeError:
+    'DistributedDataParallel' object has no attribute 'num_params'`` where the module inside has
+    one, a method or field of the model that the conversion did not see read through the wrapper
+    (a model kept in a field of an object it could not follow, ``task.net.num_params()``), in plain
+    ``python`` too. None for any other error, or where the module inside lacks it as well."""
+    wrapper, name = getattr(error, "obj", None), getattr(error, "name", None)
+    if not (isinstance(error, AttributeError) and isinstance(wrapper, torch.nn.parallel.DistributedDataParallel)
+            and isinstance(name, str) and hasattr(wrapper.module, name)):
+        return None
+    user, traceback = None, error.__traceback__
+    while traceback is not None:
+        user = traceback if not _is_library(traceback.tb_frame.f_code.co_filename) else user
+        traceback = traceback.tb_next
+    if user is None:
+        return None
+    return _Finding("wrapper-attribute", _shown_path(user.tb_frame.f_code.co_filename), user.tb_lineno,
+                    f"`{name}` of the model ({type(wrapper.module).__name__}) was read from its "
+                    "DistributedDataParallel wrapper, which has no such attribute",
+                    f"read it from the model inside: `.module.{name}` on the wrapper, or "
+                    f"`unwrap(model).{name}` (unwrap from ddpify_runtime)")
+
+
 def _say(finding: "_Finding", raising: bool = True) -> None:
     """A finding every process makes alike, outside the self-check's exchanges: reported by the
     self-check where it is on (its block, ``DDPIFY_VERIFY_JSON``, strict), else printed by the
@@ -791,7 +817,8 @@ def _say(finding: "_Finding", raising: bool = True) -> None:
     if check is not None:
         check.report([finding], raising=raising)
     elif is_main_process():
-        _BUILTIN_PRINT(f"ddpify: {finding.file}:{finding.line}: {finding.message}; {finding.fix}", file=sys.stderr)
+        _BUILTIN_PRINT(f"ddpify: {finding.file}:{finding.line}: {finding.check}: {finding.message}; {finding.fix}",
+                       file=sys.stderr)
 
 
 SCHEDULES_FILE = os.path.join("torch", "optim", "lr_scheduler.py")

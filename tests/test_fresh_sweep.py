@@ -1334,6 +1334,7 @@ def test_the_program_is_launched_with_its_arguments_after_a_dash_where_the_run_l
 
 
 def test_the_self_check_findings_are_read_from_its_json_and_from_its_printed_blocks():
+    # and from the lines the runtime prints alone where the checks are off (a plain python run's hint)
     printed = ("epoch 1\nddpify self-check: 2 problem(s) found\n"
                "src/a.py:12: unsharded-loader: this training loader's x: y; z; DDPIFY_VERIFY=0 turns it off\n"
                "[rank0]:/t/out/b.py:3: shared-write: ranks 0, 1 wrote a: b\nloss 0.5\nsrc/c.py:4: same-order: x\n")
@@ -1342,6 +1343,10 @@ def test_the_self_check_findings_are_read_from_its_json_and_from_its_printed_blo
         {"check": "shared-write", "file": "/t/out/b.py", "line": 3}]
     written = json.dumps([{"check": "same-order", "file": "c.py", "line": 4, "message": "m", "fix": "f"}])
     assert sweep.selfcheck_findings("", written) == [{"check": "same-order", "file": "c.py", "line": 4}]
+    said = ("Traceback (most recent call last):\nAttributeError: 'DistributedDataParallel' object has no attribute 'n'\n"
+            "ddpify: src/d.py:9: wrapper-attribute: `n` of the model (Net) was read from its wrapper; read it\n"
+            "ddpify: kept BatchNorm: SyncBatchNorm needs CUDA and this model is on the CPU\n")
+    assert sweep.selfcheck_findings(said, None) == [{"check": "wrapper-attribute", "file": "src/d.py", "line": 9}]
 
 
 def _repo(tmp_path: Path) -> tuple[Path, str]:

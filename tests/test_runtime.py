@@ -1093,6 +1093,55 @@ def test_a_schedule_that_fails_on_a_shards_count_of_steps_is_told_the_counts(ran
     assert rt._schedule_hint(unsharded.value.__traceback__) is None
 
 
+class Task(torch.nn.Module):
+    """A model with a method of its own, as a task object's `net` field holds it."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.Linear(2, 1)
+
+    def calculate_num_params(self):
+        return sum(p.numel() for p in self.parameters())
+
+
+def read_through(net, name):
+    return getattr(net, name)()  # (WRAPPER_READ_LINE: the user's line that read the wrapper)
+
+
+WRAPPER_READ_LINE = read_through.__code__.co_firstlineno + 1
+
+
+def test_a_models_method_read_from_its_ddp_wrapper_is_named_at_the_line_with_the_fix(one_process_group, capsys,
+                                                                                     monkeypatch):
+    """Round 27's held-out ntm_copy (decision 0223): a model kept in an attrs field of a task class the
+    conversion could not follow was wrapped, and `model.net.calculate_num_params()` raised
+    AttributeError on the DistributedDataParallel wrapper, under torchrun and plain python, with
+    nothing from ddpify. The exception hook now adds a `wrapper-attribute` finding at the user's line
+    that read it, naming `.module` and unwrap(). Near misses: an attribute the module lacks too, an
+    AttributeError of another object, another error."""
+    rt._reset_for_tests()
+    wrapped = torch.nn.parallel.DistributedDataParallel(Task())
+    assert read_through(rt.unwrap(wrapped), "calculate_num_params") == 3
+    with pytest.raises(AttributeError) as raised:
+        read_through(wrapped, "calculate_num_params")
+    hint = rt._wrapper_attribute_hint(raised.value)
+    assert hint is not None and (hint.check, hint.line) == ("wrapper-attribute", WRAPPER_READ_LINE)
+    assert hint.file.endswith("test_runtime.py")
+    assert "`calculate_num_params` of the model (Task)" in hint.message and ".module.calculate_num_params" in hint.fix
+    with pytest.raises(AttributeError) as neither:
+        read_through(wrapped, "no_such_method")
+    assert rt._wrapper_attribute_hint(neither.value) is None
+    with pytest.raises(AttributeError) as bare:
+        read_through(Task(), "no_such_method")
+    assert rt._wrapper_attribute_hint(bare.value) is None
+    assert rt._wrapper_attribute_hint(ZeroDivisionError()) is None
+    monkeypatch.setattr(sys, "excepthook", lambda *exc: print("traceback", file=sys.stderr))
+    rt._install_excepthook()  # the self-check is off: after the traceback the main process prints it as a line
+    sys.excepthook(AttributeError, raised.value, raised.value.__traceback__)
+    assert capsys.readouterr().err.startswith(f"traceback\nddpify: {hint.file}:{WRAPPER_READ_LINE}: wrapper-attribute: ")
+    rt._reset_for_tests()
+
+
 def test_shard_loader_sequential_stays_unshuffled_and_keeps_worker_settings(rank1_of_2):
     loader = DataLoader(DATA, batch_size=4, num_workers=2, prefetch_factor=3, pin_memory=True,
                         persistent_workers=True, multiprocessing_context="spawn", timeout=5)
