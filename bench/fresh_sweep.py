@@ -71,7 +71,8 @@ module after its 2nd step (identical data on every process keeps such replicas e
 not a verdict). A failed verdict is `silent` when neither the conversion's report nor the
 self-check names anything on its path. The path: the frames of the user's stack at each failing
 site (the loader's or optimizer's construction, the save, the write, the print, the crash's
-traceback), in the files as they ran. A warning of the report (its line carried into the
+traceback; for a `params` failure for want of a 2nd step in a run that crashed, the crash's too),
+in the files as they ran. A warning of the report (its line carried into the
 converted file) or a finding of the self-check (`FILE:LINE: CHECK:`, printed or in
 `DDPIFY_VERIFY_JSON`; in a plain `python` run, a `ddpify: FILE:LINE: CHECK:` line the runtime
 printed alone) names it when it lies at a frame's statement (or the header of a statement
@@ -320,10 +321,12 @@ def run_one(program: dict, dest: Path, keep: Path | None = None, original_only: 
                                 _env(program, None, [out_dir, py], [*_within(told, src, py, py / entry_dir),
                                                                    *_installed(program, py)]), timeout)
         row["python"] = {"rc": prc, "seconds": round(psecs, 1), "tail": _tail(pout)}
-        base_probe = Probe.read(tmp / "orig_probe")
-        row["checks"], sites = judge(Probe.read(probe_dir), base_probe, rc, stdout, prc)
+        base_probe, probe = Probe.read(tmp / "orig_probe"), Probe.read(probe_dir)
+        row["checks"], sites = judge(probe, base_probe, rc, stdout, prc)
         if rc != 0:
             sites["runs"] = _traceback_sites(out, [out_dir, ddp])
+            if _stalled(probe, base_probe):  # the crash is why no 2nd step compared the parameters
+                sites["params"] += sites["runs"]
         if prc != 0:
             sites["python"] = _traceback_sites(pout, [out_dir, py])
         joined = "\n".join(stdout.values()) + out
@@ -525,7 +528,7 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     steps2 = probe.optimizers("step2")
     # a program that swallows its crash (`except Exception: logging.error(...)`, exit 0) trains no
     # further: where the original stepped an optimizer twice, the converted one must on both ranks
-    if original.optimizers("step2") and not any(len(by_rank) == 2 for by_rank in steps2.values()):
+    if _stalled(probe, original):
         differ += sorted(original.optimizers("step2"))
     checks["params"] = "FAIL" if differ else ("ok" if steps2 else "n/a")
     sites["params"] += [made.get(("optimizer", n), []) for n in sorted(set(differ))]
@@ -555,6 +558,14 @@ def judge(probe: Probe, original: Probe, rc: int, stdout: dict[int, str], python
     sites["voice"] += [e["stack"] for e in probe.of("print") if e["rank"] != 0]
     checks["python"] = "ok" if python_rc == 0 else "FAIL"
     return checks, dict(sites)
+
+
+def _stalled(probe: "Probe", original: "Probe") -> bool:
+    """The converted program reached no optimizer's 2nd step on both ranks where the original
+    stepped one twice: `params` fails for want of a comparison, and a crash of the run is on its
+    path (what names the crash names that failure too)."""
+    return bool(original.optimizers("step2")) and not any(len(by_rank) == 2
+                                                          for by_rank in probe.optimizers("step2").values())
 
 
 IN_MEMORY = repr(io.BytesIO)  # the path both probes record for a torch.save into a BytesIO

@@ -1212,6 +1212,10 @@ def test_a_program_that_swallows_its_crash_before_the_second_step_fails_params()
     assert sites["params"] == [[["/r/train.py", 7, "main"]]]
     checks, _ = sweep.judge(crashed, _events(dict(ev="start", rank=0, argv=["x.py"])), 0, {0: "", 1: ""}, 0)
     assert checks["params"] == "n/a"  # the original never stepped twice either
+    # stalled: a crash of the run is on this failure's path (the row adds its traceback to the sites)
+    assert sweep._stalled(crashed, original)
+    assert not sweep._stalled(crashed, _events(dict(ev="start", rank=0, argv=["x.py"])))
+    assert not sweep._stalled(_events(_optimizer(0, "step2", "a"), _optimizer(1, "step2", "b")), original)
 
 
 def test_reshuffling_is_asked_only_where_the_original_drew_at_random():
