@@ -147,6 +147,30 @@ def idle_parameters(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set |
     return None
 
 
+def never_used_in_forward(facts: Facts, cls: cst.ClassDef, depth: int = 4, seen: set | None = None) -> set[str]:
+    """The attributes (`X` of `self.X`) that `__init__` of `cls`, or of a sub-module class of it
+    (`depth` deep), stores with parameters and its forward never reads (`idle_parameters`' "never
+    used in forward()": `ElasticBlock.hidden_channels`, an `nn.Parameter` that only a penalty method
+    reads). Empty where the forward reads its module's parameters as a whole."""
+    seen = set() if seen is None else seen
+    if cls in seen:
+        return set()
+    seen.add(cls)
+    found: set[str] = set()
+    init, forward = _method(facts, cls, "__init__"), _method(facts, cls, "forward")
+    if init is not None and forward is not None:
+        reached = _reached(facts, cls, forward)
+        if not _reads_every_parameter(facts, reached):
+            for target, value, _ in _init_writes(facts, cls):
+                name = dotted(target)
+                if name and name.startswith("self.") and name.count(".") == 1 and _has_parameters(facts, value) \
+                        and not (_uses(facts, cls, reached, name) or _holders_uses(facts, cls, reached, name)):
+                    found.add(name[len("self."):])
+    for sub in _sub_module_classes(facts, cls) if depth else ():
+        found |= never_used_in_forward(facts, sub, depth - 1, seen)
+    return found
+
+
 def _idle_part(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef, reached: list[cst.FunctionDef],
                name: str, value: cst.BaseExpression, whole: bool) -> str | None:
     """Why the sub-module `__init__` stores at `name` (`self.X`, made by `value`) may get no

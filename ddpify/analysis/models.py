@@ -56,6 +56,7 @@ class Model:
     synced: str | None = None  # trained through its own methods, never its forward: why (the method call)
     beside: bool = False  # synced: its forward runs too, and the `synced` call runs sub-modules beside it
     read_beside: bool = False  # beside: `synced` reads a sub-module's parameter (`model.decoder.bias`), no call
+    idle_read: bool = False  # beside: `synced` is a method of its own that reads a parameter its forward never uses
     penalty: bool = False  # synced: `synced` is a gradient penalty through it, and a step may leave parameters without gradient
     kept: bool = False  # synced: `synced` is a statement that keeps the model in an object before it is ready to wrap
     item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
@@ -147,9 +148,52 @@ def find(facts: Facts, place: Callable[[Model], Model] | None = None) -> Models:
         if model.unused is None and _leaves_outputs_unread(facts, call, model):
             model.unused = f"a training step leaves outputs of `{model.name}` unread (`{facts.code(facts.parent(call) or call)}`)"
     _frozen_after_wrap(facts, wrapped)
-    if place is None and _sync_penalised(facts, models):
+    # both asked (`|`): a model a penalty runs through is synced for that first, and the other skips it
+    if place is None and (_sync_penalised(facts, models) | _sync_idle_read(facts, calls, models)):
         models = Models(wrapped, untraced, wrapped_refs(facts, [m for m in wrapped if not m.synced]))
     return models
+
+
+def _sync_idle_read(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Models) -> bool:
+    """Sync (no wrapper) each model some of whose parameters its forward never uses
+    (`forward.never_used_in_forward`) where a training step calls, with gradients, a method of the
+    model's own that reads one of them (elastic-resnet's `self.net.get_hidden_channels_penalty()`,
+    a penalty over each block's `hidden_channels`, added to the loss of `self.net(inputs)`): that
+    parameter gets its gradient outside DistributedDataParallel's forward, which, with
+    find_unused_parameters, took it for unused at the forward's end and stops when backward reaches it
+    ("marked as ready twice"). Whether any was. A call whose value is only written out, or made
+    without gradients, and a method that reads no such parameter, leave the wrapper."""
+    for model in models.wrapped:
+        if model.synced or model.dataparallel is not None or model.item:
+            continue
+        classes = model_classes(facts, model)
+        idle = set().union(*(forward.never_used_in_forward(facts, cls) for cls in classes))
+        if not idle:
+            continue
+        own = _own_refs(models.refs, model)
+        for call, without_grad in calls:
+            func = call.func
+            if without_grad or not isinstance(func, cst.Attribute) or func.attr.value in mt.MODULE_API | STATE \
+                    or not dotted(func.value) or _holds_own(facts, models.refs, own, func.value) is None \
+                    or _only_written_out(facts, call):
+                continue
+            methods = facts.user_functions(call) or [f for c in classes for f in facts.method(c, func.attr.value)]
+            if any(_reads_attribute(method, idle) for method in methods):
+                model.synced, model.beside, model.idle_read = facts.code(call.func), True, True
+                break
+    return any(model.idle_read for model in models.wrapped)
+
+
+def _reads_attribute(func: cst.FunctionDef, names: set[str]) -> bool:
+    """Does `func` read an attribute of one of `names` (`block.hidden_channels`, `self.hidden_channels`)?"""
+    return any(isinstance(node, cst.Attribute) and node.attr.value in names
+               for node in _walk(func.body))
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 
 def _frozen_after_wrap(facts: Facts, wrapped: list[Model]) -> None:

@@ -723,6 +723,10 @@ def _sync(edits: Edits, model: Model, backward: bool = True) -> None:
            f"(`{model.synced}`, beside `{name}(...)`): DistributedDataParallel would see it get its gradient outside "
            f"its forward (with find_unused_parameters, for a sub-module the forward never runs, it stops: \"marked "
            f"as ready twice\")" if model.read_beside else
+           f"`{name}` has parameters its forward never uses ({_why_unused(model)}), and a method of its own reads one "
+           f"in training (`{model.synced}(...)`, beside `{name}(...)`): DistributedDataParallel with "
+           f"find_unused_parameters takes it for unused at the forward's end and stops when backward reaches it "
+           f"(\"marked as ready twice\")" if model.idle_read else
            f"`{name}` runs sub-modules outside its forward in training (`{model.synced}(...)`, beside `{name}(...)`): "
            f"DistributedDataParallel would see their parameters used outside its forward (it averages the "
            f"gradients of its own forward only; with find_unused_parameters it stops: \"marked as ready twice\")"

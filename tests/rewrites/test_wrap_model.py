@@ -8434,3 +8434,73 @@ def test_a_name_bound_to_the_wrapped_model_and_not_wrapped_again_keeps_the_wrapp
     name = after.split(" = model")[0].split("\n")[-1]
     assert f"{name} = model\n" in converted and ".module" not in converted, converted
     assert converted.count("DistributedDataParallel(") == 1
+
+
+ELASTIC = """\
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.hidden_channels = nn.Parameter(torch.tensor(2.0))
+        self.conv = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = []
+        self.layer = nn.Sequential(*[self._block() for _ in range(2)])
+
+    def _block(self):
+        block = Block()
+        self.blocks.append(block)
+        return block
+
+    def forward(self, x):
+        return self.layer(x)
+
+    def get_hidden_channels_penalty(self):
+        return torch.stack([block.hidden_channels for block in self.blocks]).sum()
+
+    def get_conv_weight_penalty(self):
+        return sum(block.conv.weight.abs().sum() for block in self.blocks)
+
+
+net = Net()
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+for x in torch.randn(3, 2, 4):
+    optimizer.zero_grad()
+    loss = net(x).sum() + 0.001 * net.get_hidden_channels_penalty()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_parameter_the_forward_never_uses_read_by_a_method_of_the_model_in_training_is_synced():
+    """elastic-resnet (set 28a): `loss = criterion(net(x), y) + net.get_hidden_channels_penalty()`,
+    a penalty over each block's `hidden_channels`, an `nn.Parameter` no forward reads: DDP was built
+    with find_unused_parameters=True (the forward leaves it without gradient), took it for unused at
+    the forward's end and stopped when backward reached it ("marked as ready twice", every step). The
+    model is synced, and the report names the method and the cause."""
+    result = rewritten(NAME, ELASTIC, frozenset())
+    assert "net = sync_gradients(net)" in result.code and "DistributedDataParallel(" not in result.code
+    said = [c.message for c in result.changes if "sync_gradients" in c.message]
+    assert len(said) == 1 and "`net.get_hidden_channels_penalty(...)`" in said[0] and "marked as ready twice" in said[0]
+
+
+@pytest.mark.parametrize("change", [
+    # the penalty printed under no_grad: no backward reaches the parameter
+    ("    loss = net(x).sum() + 0.001 * net.get_hidden_channels_penalty()",
+     "    with torch.no_grad():\n        print(net.get_hidden_channels_penalty())\n    loss = net(x).sum()"),
+    # a penalty over parameters the forward uses: their gradients meet the forward's in one backward
+    ("net.get_hidden_channels_penalty()", "net.get_conv_weight_penalty()"),
+])
+def test_a_method_that_reads_no_idle_parameter_in_training_leaves_the_wrapper(change):
+    result = rewritten(NAME, ELASTIC.replace(*change), frozenset())
+    assert "DistributedDataParallel(net" in result.code and "sync_gradients" not in result.code
