@@ -1267,7 +1267,54 @@ def sync_gradients(model: Any, at_step: bool = False) -> Any:
             param._ddpify_synced = _SYNCED  # type: ignore[attr-defined]
     if module:
         _remember_wrapped(model)
+        _follow_new_tensors(model)
     return model
+
+
+_GROWN: "weakref.WeakSet[torch.nn.Module]" = weakref.WeakSet()  # the modules of models sync_gradients hooked
+_GROWN_HOOKS: list = []
+
+
+def _follow_new_tensors(model: torch.nn.Module) -> None:
+    """Keep hooking what ``model`` takes in later: a model that replaces its parameters in training
+    (a network grown or pruned in place, ``self.weight = Parameter(torch.cat([self.weight, new]))``
+    in a resize every few steps, new channels drawn by each process's own generator) would otherwise
+    train its new parameters unaveraged from values that differ between the processes. Each parameter,
+    buffer or sub-module registered on one of its modules from now on takes the main process's values
+    (a broadcast: every process registers it at the same point of the same program) and its gradient
+    hook. Module-registration hooks of torch (>= 2.0), added once."""
+    _GROWN.update(model.modules())
+    if _GROWN_HOOKS:
+        return
+    from torch.nn.modules import module as nn_module
+    _GROWN_HOOKS.append(nn_module.register_module_parameter_registration_hook(_grown_parameter))
+    _GROWN_HOOKS.append(nn_module.register_module_buffer_registration_hook(_grown_buffer))
+    _GROWN_HOOKS.append(nn_module.register_module_module_registration_hook(_grown_module))
+
+
+def _grown_parameter(module: torch.nn.Module, name: str, param: Any) -> None:
+    if param is None or module not in _GROWN or get_world_size() < 2:
+        return
+    dist.broadcast(param.data, 0)
+    if param.requires_grad and not getattr(param, "_ddpify_synced", False):
+        param.register_hook(_averaging_hook(param, get_world_size()))
+        param._ddpify_synced = _SYNCED  # type: ignore[attr-defined]
+
+
+def _grown_buffer(module: torch.nn.Module, name: str, buffer: Any) -> None:
+    if isinstance(buffer, torch.Tensor) and module in _GROWN and get_world_size() > 1:
+        dist.broadcast(buffer, 0)
+
+
+def _grown_module(module: torch.nn.Module, name: str, sub: Any) -> None:
+    if not isinstance(sub, torch.nn.Module) or module not in _GROWN or sub in _GROWN or get_world_size() < 2:
+        return
+    for inner in sub.modules():
+        _GROWN.add(inner)
+        for param in inner.parameters(recurse=False):
+            _grown_parameter(inner, "", param)
+        for buffer in inner.buffers(recurse=False):
+            _grown_buffer(inner, "", buffer)
 
 
 def average_gradients(model: Any) -> None:

@@ -1904,3 +1904,32 @@ def test_a_progress_bar_over_a_sharded_loader_answers_as_its_loader_for_the_sums
     assert rt._sharded(tqdm(tqdm(sharded, disable=True), disable=True)) is True
     assert rt._sharded(tqdm(DataLoader(ds, batch_size=2, shuffle=True), disable=True)) is False
     assert rt._sharded(tqdm(iter(range(3)), disable=True)) is None
+
+
+def test_sync_gradients_follows_parameters_a_model_replaces_in_training(monkeypatch):
+    """elastic-resnet (set 28a) resizes its convolutions in place every few steps:
+    `self.weight = Parameter(torch.cat([self.weight.data, new]))`, the new channels drawn by each
+    process's own generator, and a new SGD over `net.parameters()`. A parameter (or buffer, or
+    sub-module) registered on a module of a synced model later takes the main process's value and
+    its averaging hook; one registered on a module no synced model holds is left alone."""
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    broadcasts = []
+    monkeypatch.setattr(rt.dist, "broadcast", lambda tensor, src: broadcasts.append(tensor) or tensor.fill_(0.5))
+    monkeypatch.setattr(rt.dist, "all_reduce", lambda tensor: tensor.mul_(1 + 3))
+    model = rt.sync_gradients(torch.nn.Sequential(torch.nn.Linear(2, 2, bias=False)))
+    layer = model[0]
+    layer.weight = torch.nn.Parameter(torch.ones(3, 2))  # grown by a row: this process's own values
+    assert torch.equal(layer.weight.detach(), torch.full((3, 2), 0.5))
+    layer.weight.sum().backward()
+    assert torch.equal(layer.weight.grad, torch.full((3, 2), 2.0))  # (1 + 3) / 2
+    layer.register_buffer("running", torch.ones(3))
+    assert torch.equal(layer.running, torch.full((3,), 0.5))
+    model.add_module("head", torch.nn.Linear(3, 1))
+    assert torch.equal(model.head.bias.detach(), torch.tensor([0.5]))
+    model.head.bias.sum().backward()
+    assert torch.equal(model.head.bias.grad, torch.tensor([2.0]))
+    # near miss: a module of no synced model keeps what it is given, and no collective runs
+    seen = len(broadcasts)
+    other = torch.nn.Linear(2, 2)
+    other.weight = torch.nn.Parameter(torch.ones(2, 2))
+    assert torch.equal(other.weight.detach(), torch.ones(2, 2)) and len(broadcasts) == seen
