@@ -260,8 +260,19 @@ class SameValues:
         an item of the list the rank is taken from (`opt.gpu_ranks[device_id]`, `Ranks.rank_item`),
         an attribute read by its name that holds a rank (`getattr(opts, "ddp.rank", 0)` where each
         worker did `setattr(opts, "ddp.rank", i)`, `Ranks.rank_dependent`: not a getattr of shared
-        arguments, the same everywhere)."""
+        arguments, the same everywhere), an entry whose literal key is a rank's name (`params["world_rank"]`,
+        `cfg.get("local_rank")`) that nothing the program writes shows otherwise (`Ranks.rank_dependent`:
+        `params = {"world_rank": 0}` holds a constant; decision 0229).
+
+        Before, the key was asked only of the test itself (`_set_from_rank_by_caller`): a name or
+        attribute assigned from it (`self.isRank0 = params["world_rank"] == 0` in a trainer whose
+        caller fills `params["world_rank"] = int(os.environ["RANK"])` in another file) was judged by
+        `params`, a parameter no call of the file reaches, and passed for shared: `if self.isRank0:`
+        was no rank test and every save under it a write of every rank (DDP006 x9,
+        balewski/srgan_cosmo2d, set 27)."""
         if self.ranks.rank_item(node) or named_read(node) is not None and self.ranks.rank_dependent(node):
+            return True
+        if isinstance(node, (cst.Subscript, cst.Call)) and rank_key(node) and self.ranks.rank_dependent(node):
             return True
         return isinstance(node, (cst.Name, cst.Attribute)) and (
             self.ranks.set_on_some_ranks(node, falsy=self.ranks.truth_tested(node))
