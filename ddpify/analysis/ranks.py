@@ -77,6 +77,7 @@ LOCAL_RANK_CALLS = frozenset({"torch.distributed.get_node_local_rank", "torch_xl
 # the addresses of this machine itself, as a `MASTER_ADDR`
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.ModuleDict"})  # modules held by index or key
+CALLERS_DEPTH = 2  # calls up `reaching_stores` follows the way to a read of another object's attribute
 COLLECTIVE_DEPTH = 8  # calls deep a collective is looked for (a trainer's evaluator, its model, the layers of that)
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
 
@@ -426,22 +427,63 @@ class Ranks:
         the way crosses a loop's start, an augmented store or a call handing `self` on, or a value
         stored there reads the attribute itself (`self.model = DDP(self.model)`: what it held before).
         `load_session` reads the path `get_saved_model_path` has just set, not the per-rank path
-        another method makes of it later."""
+        another method makes of it later.
+
+        Also `obj.x` of another object (`loader.epoch`, `self.loader.epoch`), where every object it
+        may hold is one instance of a class of the program (`objects.values`: built at one call,
+        in no loop): the store is a call of a method of that object, by any name that holds it
+        (`loader.sync()` ... `loader.epoch`), storing `self.x` on every path; where the read's
+        function stores nothing on the way, the way goes on before each call of the function
+        (`saver.step()` right after `loader.sync()`, whose `step` reads `self.loader.epoch`),
+        `CALLERS_DEPTH` calls up. Before, such an attribute was judged by its object, a loader,
+        whose values are this process's own: an epoch every process agrees on (`sync_epoch()`:
+        all-gathered, the max kept) and the loop's end it decides were a DDP005 (diffusion-pipe,
+        set 27x; decision 0229)."""
         f = self.facts
         name = dotted(read) if isinstance(read, cst.Attribute) else None
         func = f.scope(read)
-        if name is None or name.count(".") != 1 or not name.startswith("self.") or not isinstance(func, cst.FunctionDef):
+        if name is None or not isinstance(read, cst.Attribute) or not isinstance(func, cst.FunctionDef):
             return None
+        if name.count(".") == 1 and name.startswith("self."):
+            return self._reaching(f.statement(read), func, name, None, None, 0)
+        receiver, sites = dotted(read.value), self._one_instance(read.value)
+        return self._reaching(f.statement(read), func, "self." + read.attr.value, receiver, sites, CALLERS_DEPTH)
+
+    def _one_instance(self, expr: cst.BaseExpression) -> Sites | None:
+        """The construction every object `expr` may hold comes from, where that is one call of a
+        class of the program in no loop (one object), else None."""
+        objects = of(self.facts)
+        sites = objects.values(expr)
+        if len(sites) != 1:
+            return None
+        site = next(iter(sites))
+        if not isinstance(site, cst.Call) or objects.constructs(site) is None or any(
+                isinstance(a, (cst.For, cst.While, cst.ListComp, cst.DictComp, cst.GeneratorExp))
+                for a in self.facts.ancestors(site)):
+            return None
+        return sites
+
+    def _reaching(self, child: cst.CSTNode, func: cst.FunctionDef | cst.Module, name: str, receiver: str | None,
+                  sites: Sites | None, depth: int) -> list[cst.BaseExpression] | None:
+        """`reaching_stores` from the statement `child` of `func` back: `name` (`self.x`) of the
+        object itself (`receiver` None), or of the object `receiver` names (`loader`), also by
+        another name where it is the one instance `sites` (`self.x` inside its methods)."""
+        f = self.facts
         found: list[cst.BaseExpression] = []
-        child: cst.CSTNode = f.statement(read)
         if isinstance(child, cst.While):
             return None  # its test is read again after each pass of the body
         for anc in f.ancestors(child):
-            if anc is func or isinstance(anc, (cst.For, cst.While)):
+            if anc is func and isinstance(func, cst.FunctionDef) and sites is not None and depth > 0 \
+                    and (calls := f.entries(func)):
+                above = [self._reaching(f.statement(c), outer, name, None, sites, depth - 1)
+                         if isinstance(outer := f.scope(c), (cst.FunctionDef, cst.Module)) else None for c in calls]
+                return None if any(a is None for a in above) else found + [v for a in above if a for v in a]
+            if anc is func and not isinstance(func, cst.Module) or isinstance(anc, (cst.For, cst.While)):
                 return None  # (a loop: a later statement of its body may store it for the next pass)
             if isinstance(anc, (cst.IndentedBlock, cst.Module)):
                 for stmt in reversed(anc.body[:anc.body.index(child)]):
-                    stored = self._stores(stmt, name, 2)
+                    stored = self._stores(stmt, name, 2) if receiver is None and sites is None \
+                        else self._stores_into(stmt, name, receiver, sites)
                     if stored is None:
                         return None
                     always, values = stored
@@ -452,6 +494,52 @@ class Ranks:
             if type(anc) in mt.STATEMENTS:
                 child = anc
         return None
+
+    def _stores_into(self, stmt: cst.CSTNode, name: str, receiver: str | None,
+                     sites: Sites | None) -> tuple[bool, list[cst.BaseExpression]] | None:
+        """`_stores` of the object `receiver` names, or of the one instance `sites`, from outside
+        it: a call of one of its methods (`loader.sync_epoch()`) stores `name` (`self.epoch`) as
+        that method does, on every path where the call is a statement of its own and the method
+        always stores it; a store into the attribute from outside, a new object bound to the
+        name, or the object handed to a call, cannot be told (None)."""
+        f = self.facts
+        objects = of(f)
+        values: list[cst.BaseExpression] = []
+        always = False
+        attr = name.partition(".")[2]
+
+        def holds(expr: cst.BaseExpression) -> bool:
+            return receiver is not None and dotted(expr) == receiver or sites is not None and bool(
+                objects.values(expr) & sites)
+
+        for node in mt.walk(stmt):
+            bound = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target] if isinstance(
+                node, (cst.AnnAssign, cst.AugAssign, cst.For)) else []
+            if receiver and any(dotted(t) in (receiver, receiver.rpartition(".")[0]) for b in bound for t in mt.walk(b)
+                                if isinstance(t, (cst.Name, cst.Attribute))):
+                return None  # `loader = make_loader()`: another object from here on back
+            if isinstance(node, cst.Assign) and any(
+                    isinstance(t.target, cst.Attribute) and t.target.attr.value == attr and holds(t.target.value)
+                    for t in node.targets):
+                return None
+            if not isinstance(node, cst.Call):
+                continue
+            if any(holds(a.value) for a in node.args):
+                return None
+            if isinstance(node.func, cst.Attribute) and (
+                    receiver is not None and dotted(node.func.value) == receiver
+                    or sites is not None and objects.values(node.func.value) == sites):
+                methods = f.user_functions(node) or objects.methods(node)
+                for method in methods:
+                    inner = self._stores(method.body, name, 1)
+                    if inner is None:
+                        return None
+                    values += inner[1]
+                own = mt.sole(stmt, cst.Expr)
+                if methods and own is not None and own.value is node and all(
+                        self._always_stores(m.body, name, 1) for m in methods):
+                    always = True
+        return always, values
 
     def _stores(self, stmt: cst.CSTNode, name: str, depth: int) -> tuple[bool, list[cst.BaseExpression]] | None:
         """Does `stmt` store `self.<x>` (`name`) on every path through it, and what may it store

@@ -896,6 +896,9 @@ class SameValues:
                 return False  # `if rank == 0: out_dir = ...` read after the test: the other ranks hold none
             if not all(self._shared(a.value, proving) for a in self._filled_with(ref)):
                 return False  # `losses = []` ... `losses.append(loss.item())`: what it holds is what it is given
+            if isinstance(node, cst.Attribute) and not mt.is_name(node.value, "self") and not f.writes(ref) \
+                    and (reaching := self.ranks.reaching_stores(node)):
+                return all(self._shared(v, proving) for v in reaching)  # `loader.epoch` just after `loader.sync_epoch()`
             last = self._last_write(ref, node)
             if last is not None:  # `stop = flags[0]` right before the test: what it holds there; a read of
                 # the name in that value is of an earlier write (`dirs = [d for d in dirs if ...]`)
