@@ -1,7 +1,8 @@
 """Code that never runs: what `ddpify check` does not report.
 
 Six shapes. Code after a `raise` or `return` of its own block (a method left unfinished,
-`raise NotImplementedError` above the code it will run) runs on no process:
+`raise NotImplementedError` above the code it will run), or after a bare name nothing binds (a
+tripwire, `never_tested  # sync the weights first`: NameError), runs on no process:
 
     def forward(self):
         raise NotImplementedError
@@ -72,6 +73,8 @@ branch.
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from ddpify.analysis.call_branches import left_out, literal_truth
@@ -113,12 +116,27 @@ def _after_an_exit(facts: Facts, node: cst.CSTNode) -> bool:
                 if stmt is child:
                     break
                 if isinstance(stmt, cst.SimpleStatementLine) and any(
-                        isinstance(s, (cst.Raise, cst.Return)) for s in stmt.body):
+                        isinstance(s, (cst.Raise, cst.Return)) or _name_error(facts, s) for s in stmt.body):
                     return True
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Module)):
             return False
         child = anc
     return False
+
+
+def _name_error(facts: Facts, stmt: cst.BaseSmallStatement) -> bool:
+    """A statement that is a bare name nothing binds (`never_tested1  # must sync weights first`,
+    a tripwire left in a branch): no builtin, no name the program spells anywhere else (no
+    assignment, parameter, import, function, class nor attribute of that name) and no `from X
+    import *` that could bring it: it raises NameError whenever it runs. Before, only `raise` and
+    `return` ended a block, and the loads under such a tripwire were each a DDP014
+    (balewski/srgan_cosmo2d, set 27; decision 0229)."""
+    if not isinstance(stmt, cst.Expr) or not isinstance(stmt.value, cst.Name):
+        return False
+    name = stmt.value.value
+    if name in dir(builtins) or facts.imports.stars or facts.own_imports.stars:
+        return False
+    return all(n is stmt.value for n in facts.by_type.get(cst.Name, ()) if isinstance(n, cst.Name) and n.value == name)
 
 
 def _in_a_branch_literals_leave_out(facts: Facts, node: cst.CSTNode) -> bool:
