@@ -262,6 +262,15 @@ def metric_collective(facts: Facts, call: cst.Call, depth: int = 4) -> bool:
         method == "compute" and _false_keyword(mt.keyword(s, "sync_on_compute"))))
 
 
+def metric_object(facts: Facts, expr: cst.BaseExpression, depth: int = 4) -> bool:
+    """Does `expr` hold a torchmetrics metric on every way (`val_loss = MeanMetric()`), one whose
+    `compute()` syncs (not built with `sync_on_compute=False`)? Compared or combined as a value
+    (`val_loss < best`), it is what its synced `compute()` answers (decision 0229)."""
+    sites = objects.of(facts).values(expr)
+    return bool(sites) and all(isinstance(s, cst.Call) and _builds_metric(facts, s, depth)
+                               and not _false_keyword(mt.keyword(s, "sync_on_compute")) for s in sites)
+
+
 def _builds_metric(facts: Facts, site: cst.Call, depth: int) -> bool:
     if (facts.qualify(site.func) or "").startswith("torchmetrics."):
         return True

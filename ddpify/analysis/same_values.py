@@ -42,7 +42,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import dotted, rank_word
-from ddpify.analysis.distributed import accelerators
+from ddpify.analysis.distributed import accelerators, metric_collective, metric_object
 from ddpify.analysis.lightning import agreed, fabric_launch, fabric_launch_arguments
 from ddpify.analysis.loaders import SHARDING_WORDS
 from ddpify.analysis.models import ACCELERATE_PREPARE
@@ -864,6 +864,9 @@ class SameValues:
         if isinstance(node, (cst.Name, cst.Attribute)):
             if self.holds_agreed(node):  # `flags = [stop]; dist.broadcast_object_list(flags)`
                 return True
+            if not (isinstance(parent := f.parent(node), cst.Attribute) and parent.value is node) \
+                    and metric_object(f, node):
+                return True  # `val_loss < best` of a torchmetrics `MeanMetric`: its value is its synced `compute()`
             if isinstance(node, cst.Attribute) and not all(
                     self._shared(value, proving | {("set", id(value))}) for value in self._set_attribute(node)
                     if ("set", id(value)) not in proving):
@@ -948,6 +951,8 @@ class SameValues:
             return True  # `checkpointer.resume_or_load(path)`, `load_state(path)`: the same file everywhere
         if isinstance(node, cst.Call) and (f.qualify(node.func) in JOB_QUESTIONS or agreed(f, node)):
             return True  # `dist.get_world_size()`: one answer for the whole job; `trainer.strategy.broadcast(x)`
+        if isinstance(node, cst.Call) and mt.is_method_call(node, "compute") and metric_collective(f, node):
+            return True  # a torchmetrics metric's `compute()`: every process's states gathered first
         if isinstance(node, cst.Call):
             named = self._named_attribute(node, proving)
             if named is not None:
