@@ -20,6 +20,8 @@ A call writes a file when it is
   unless a write of this list writes the handle in its body (`json.dump(d, f)`: that is the write);
 - a call handed straight a file `open(p, "w")` opens for writing, never named (`yaml.dump(cfg,
   open(p, "w"))`: it writes into the file, and the open truncates it on every process);
+- a `write` (or `writelines`) called straight on a file opened for writing, never named
+  (`open(p, "wt").write(json.dumps(history))`: the file is written as by `with open(p, "w") as f: f.write(s)`);
 - a tensorboard writer made (`SummaryWriter(log_dir)`, tensorboardX's, TensorFlow's
   `tf.summary.create_file_writer(d)`): it creates its folder and an event file at once, and each
   process's writer its own, so every process logs the same curves again;
@@ -114,6 +116,8 @@ def file_write(facts: Facts, call: cst.Call) -> str | None:
     what = _writer(facts, call)
     if what is None and (opener := _handed_opener(call)) is not None:
         return f"{facts.code(call.func)} into {facts.code(opener.func)}(..., {facts.code(opener.args[1].value)})"
+    if what is None and (opener := _written_opener(call)) is not None:
+        return f"{facts.code(opener.func)}(...).{call.func.attr.value}()"  # type: ignore[attr-defined]
     if what is None or in_memory(facts, written_path(facts, call)):
         return None
     return what
@@ -127,6 +131,28 @@ def _handed_opener(call: cst.Call) -> cst.Call | None:
     return next((a.value for a in call.args if isinstance(a.value, cst.Call) and mt.is_open_for_writing(a.value)
                  and len(a.value.args) > 1), None)
 
+
+
+def _written_opener(call: cst.Call) -> cst.Call | None:
+    """The file opened for writing whose `write` (or `writelines`) `call` is, called straight on the
+    opener, never named (`open(p, "wt").write(json.dumps(history))`, `gzip.open(p, "wt").write(s)`):
+    the file is written, on every process, as a `with open(p, "w") as f: f.write(s)` is; or None
+    (`open(p).read()`, `f.write(s)` of a handle the program names: `main_process_only`'s `opened`)."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("write", "writelines") \
+            and isinstance(func.value, cst.Call) and mt.opens_for_writing(func.value):
+        return func.value
+    return None
+
+
+def _opener_path(opener: cst.Call) -> cst.BaseExpression | None:
+    """The path an opener given a write mode opens: its first argument (`open(p, "w")`), or the object
+    where the mode is its only argument (`Path(p).open("w")`)."""
+    opened = [a for a in opener.args if a.keyword is None and not a.star]
+    if len(opened) == 1 and isinstance(opener.func, cst.Attribute) and mt.WRITE_MODE.fullmatch(
+            mt.string_value(opened[0].value) or ""):
+        return opener.func.value  # the mode alone: the object is the path
+    return opened[0].value if opened else None
 
 
 # a tensorboard writer's methods that add nothing to its events file
@@ -287,11 +313,9 @@ def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS:
         return call.func.value
     if _opened_to_write(facts, call):  # `open(p, "w")`, `Path(p).open("w")`
-        opened = [a for a in call.args if a.keyword is None and not a.star]
-        if len(opened) == 1 and isinstance(call.func, cst.Attribute) and mt.WRITE_MODE.fullmatch(
-                mt.string_value(opened[0].value) or ""):
-            return call.func.value  # the mode alone: the object is the path
-        return opened[0].value if opened else None
+        return _opener_path(call)
+    if (opener := _written_opener(call)) is not None:  # `open(p, "wt").write(s)`
+        return _opener_path(opener)
     qualified = facts.qualify(call.func) or ""
     arg = mt.positional(call, FILE_WRITES.get(qualified, 1 if _serializer(facts, call) else 0))
     if arg is None and qualified in EVENT_WRITERS:

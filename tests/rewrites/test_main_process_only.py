@@ -3838,3 +3838,36 @@ evaluate.save_results("out/validate_reward")
     out = only(NAME, code)
     assert "if is_main_process():\n    evaluate.save_results(\"out/validate_reward\")\n" in out
     assert "        return loadmat(fn + '.mat')\n" in out
+
+
+def test_a_write_called_straight_on_a_file_opened_for_writing_runs_on_the_main_process_only():
+    """The NTM trainer's `save_checkpoint` (round 27's held-out repeat-copy task, decision 0231):
+    `torch.save(net.state_dict(), model_fname)` was guarded, and `open(train_fname, 'wt').write(
+    json.dumps(content))` beside it was not: a file opened for writing counted as the opener of a
+    `with`, a handle named and kept, or a file handed to a call, never as the object of its own
+    `write` (`ddpify.analysis.writes._written_opener`), so every process wrote the history (the
+    self-check: shared-write). Near misses: `open(p).read()` reads, on every process, and a `write`
+    of a handle the program names is the opened handle's (guarded as before)."""
+    out = only(NAME, """\
+import json
+import torch
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(4, 2):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+
+
+def save_checkpoint(path, losses):
+    torch.save(model.state_dict(), path + ".model")
+    open(path + ".json", "wt").write(json.dumps(losses))
+
+
+save_checkpoint("run", [1.0])
+text = open("notes.txt").read()
+open("log.txt", "a").writelines(["done\\n"])
+""")
+    assert '\nif is_main_process():\n    save_checkpoint("run", [1.0])\n' in out
+    assert '\ntext = open("notes.txt").read()\nif is_main_process():\n    open("log.txt", "a").writelines(["done\\n"])\n' in out
