@@ -1330,6 +1330,8 @@ def _candidates(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] |
     candidates = exact or candidates
     trained = read if read is not None else _trained_refs(facts, key, optimizer) if isinstance(optimizer, cst.Call) else set()
     flow = objects.of(facts)
+    # an attrs field's `@net.default` method of the optimizer's class: the `net` it returns (not another class's)
+    trained = trained | frozenset().union(*(flow.names_through(v) for r in trained for v in field_defaults(facts, r)))
     own = [c for c in candidates if (ref := facts.ref(_expression(c[2]), c[1])) is not None and ref in trained
            or trained & flow.names_through(_assigned_value(c[1]))]  # `self.model = model.to(gpu)`
     candidates = own or candidates  # `self.model = build_model()` it steps, not a `model` a helper loads

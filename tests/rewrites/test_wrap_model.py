@@ -8504,3 +8504,112 @@ def test_a_parameter_the_forward_never_uses_read_by_a_method_of_the_model_in_tra
 def test_a_method_that_reads_no_idle_parameter_in_training_leaves_the_wrapper(change):
     result = rewritten(NAME, ELASTIC.replace(*change), frozenset())
     assert "DistributedDataParallel(net" in result.code and "sync_gradients" not in result.code
+
+
+ATTRS_CLASSES = """\
+import torch
+from torch import nn, optim
+from attr import attrs, attrib
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@attrs
+class CopyTraining:
+    net = attrib()
+    optimizer = attrib()
+
+    @net.default
+    def default_net(self):
+        net = Net()
+        return net
+
+    @optimizer.default
+    def default_optimizer(self):
+        return optim.SGD(self.net.parameters(), lr=0.1)
+
+
+@attrs
+class RepeatTraining:
+    net = attrib()
+    optimizer = attrib()
+
+    @net.default
+    def default_net(self):
+        net = Net()
+        return net
+
+    @optimizer.default
+    def default_optimizer(self):
+        return optim.SGD(self.net.parameters(), lr=0.1)
+
+
+TASKS = {"copy": CopyTraining, "repeat-copy": RepeatTraining}
+
+
+def main(task):
+    model = TASKS[task]()
+    for _ in range(3):
+        model.optimizer.zero_grad()
+        model.net(torch.randn(8, 4)).sum().backward()
+        model.optimizer.step()
+
+
+main("copy")
+"""
+
+
+def test_each_attrs_class_whose_optimizer_trains_its_field_wraps_the_model_its_default_method_returns():
+    """Two attrs classes of one registry (the NTM copy and repeat-copy tasks, decision 0231), each with
+    `net = attrib()`, `@net.default def default_net(self): net = Net(); return net` and an optimizer over
+    `self.net.parameters()` in `@optimizer.default`: each optimizer trains the model its own class's
+    default method returns. Found by the name `net` alone, both optimizers located the last class's
+    `net = Net()`, and the task the run picked from the other class trained bare (the runtime's
+    self-check: unwrapped-parameters). Near miss: the class-level `net = attrib()` (an attrs field,
+    no model) is wrapped nowhere."""
+    out = only(NAME, ATTRS_CLASSES)
+    assert out.count("        net = Net()\n        net = DistributedDataParallel(net, device_ids=device_ids(net))\n"
+                     "        return net\n") == 2
+    assert out.count("    net = attrib()\n    optimizer = attrib()\n\n    @net.default\n") == 2
+
+
+def test_an_attrs_field_of_a_class_no_optimizer_trains_is_not_where_the_trained_class_is_wrapped():
+    """The near miss of each class's own default method: where only the copy task trains its `net`
+    (the other class's default method returns a model no optimizer steps), the wrap lands in the
+    copy task's default method alone, never after the other class's `net = attrib()` (which put
+    `net = DistributedDataParallel(net, ...)` into that class's body and `@net.module.default` on its
+    method, the first form of decision 0223's registry patch)."""
+    code = ATTRS_CLASSES.replace("""\
+    @net.default
+    def default_net(self):
+        net = Net()
+        return net
+
+    @optimizer.default
+    def default_optimizer(self):
+        return optim.SGD(self.net.parameters(), lr=0.1)
+
+
+TASKS""", """\
+    @net.default
+    def default_net(self):
+        return Net()
+
+    @optimizer.default
+    def default_optimizer(self):
+        return None
+
+
+TASKS""")
+    out = only(NAME, code)
+    assert out.count("DistributedDataParallel(net, device_ids=device_ids(net))") == 1
+    assert "class CopyTraining:\n    net = attrib()\n    optimizer = attrib()\n\n    @net.default\n    def default_net(self):\n" \
+           "        net = Net()\n        net = DistributedDataParallel(net, device_ids=device_ids(net))\n" in out
+    assert "@net.module.default" not in out
