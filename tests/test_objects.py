@@ -733,3 +733,25 @@ def test_a_call_of_a_value_that_holds_classes_builds_an_instance_of_them(source,
     facts, flow = core(source)
     call = next(c for c in facts.calls if facts.code(c) in ("args.arch()", "args.size()", "self.kind()"))
     assert sorted(c.name.value for s in flow.values(call) for c in flow.classes_built(s)) == built
+
+
+ROWS = ("class Other(nn.Module):\n    pass\nclass Params:\n    pass\n"
+        "TASKS = {'net': (Net, Params), 'other': (Other, Params)}\nTABLE = [('net', Net, 1), ('other', Other, 2)]\n"
+        "NETS = {'net': Net, 'other': Other}\n")
+
+
+@pytest.mark.parametrize("source, built", [
+    (ROWS + "model_cls, params_cls = TASKS[name]\nm = model_cls()\n", ["Net", "Other"]),  # a registry of tuples
+    (ROWS + "model_cls, params_cls = TASKS[name]\nm = params_cls()\n", ["Params"]),  # near miss: the other place
+    (ROWS + "for key, model_cls, n in TABLE:\n    m = model_cls()\n", ["Net", "Other"]),  # a table of rows
+    (ROWS + "model_cls = NETS[name]\nm = model_cls()\n", ["Net", "Other"]),  # a registry of classes, by a name
+])
+def test_a_class_taken_from_a_registry_is_every_class_the_registry_holds_there(source, built):
+    """A class picked from a registry (`model_cls, params_cls = TASKS[args.task]` of `TASKS = {'copy':
+    (CopyTaskModelTraining, CopyTaskParams), ...}`, round 27's held-out NTM tasks, decision 0231; a dict
+    of classes; a table of rows looped over) and called builds an instance of each class the registry
+    holds in that place; a name unpacked from a row is the row's element in its place (`_element_at`),
+    not every element of the row (`params_cls()` builds no `Net`)."""
+    facts, flow = core(source)
+    call = next(c for c in facts.calls if facts.code(c) in ("model_cls()", "params_cls()"))
+    assert sorted(c.name.value for s in flow.values(call) for c in flow.classes_built(s)) == built

@@ -2863,7 +2863,18 @@ def _holds_uncached(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: c
     ref = read_off or facts.ref(expr)
     if ref not in refs and isinstance(expr, cst.Attribute) and not mt.is_name(expr.value, "self") and \
             (dotted(expr.value) or isinstance(expr.value, (cst.Subscript, cst.Call))):
-        ref = _instance_attribute(facts, refs, expr) or ref  # `runner.model`, `models[0].model`: the class's `self.model`
+        held = _instance_attribute(facts, refs, expr)  # `runner.model`, `models[0].model`: the class's `self.model`
+        if len(held) > 1:  # `model_cls(params=params)` of a registry of classes: what each class's attribute holds
+            verdicts = {_ref_holds(facts, refs, answers, expr, each, None, depth) for each in held}
+            return WRAPPER if verdicts == {WRAPPER} else MAYBE if verdicts & {WRAPPER, MAYBE} else None
+        ref = held[0] if held else ref
+    return _ref_holds(facts, refs, answers, expr, ref, read_off, depth)
+
+
+def _ref_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.BaseExpression, ref: Ref | None,
+               read_off: Ref | None, depth: int) -> Holds | None:
+    """`_holds_uncached` of `expr`, read as the name `ref` (`self.net` of the class `model` of `model.net` is
+    an instance of)."""
     model = refs.get(ref) if ref is not None else None
     if model is None or ref is None:
         if ref is None or not depth:  # `state["model"]` of a dict handed in: what the dict display holds
@@ -3359,25 +3370,30 @@ def _only_after(facts: Facts, read: cst.CSTNode, stmt: cst.CSTNode) -> bool:
         facts.is_inside(stmt, loop) for loop in facts.enclosing_loops(read))
 
 
-def _instance_attribute(facts: Facts, refs: dict[Ref, Model], expr: cst.Attribute) -> Ref | None:
+def _instance_attribute(facts: Facts, refs: dict[Ref, Model], expr: cst.Attribute) -> list[Ref]:
     """`self.x` of the class of the program `obj` of `obj.x` is an instance of (ddpify.analysis.objects),
     when that attribute holds a wrapper; or, where `obj` is a class of the program itself (a
     configuration class handed over whole, `Runner(Config)`, read as `self.cfg.model`), the `x` its
-    body binds, when the wrap is there (`class Config: model = Net()`, wrapped in the class body)."""
+    body binds, when the wrap is there (`class Config: model = Net()`, wrapped in the class body).
+    Where `obj` may be an instance of several classes (`model = model_cls(params=params)`, `model_cls`
+    taken from a registry of classes: `objects.classes_built`), the `self.x` of each that binds it,
+    when one of them holds a wrapper: the read holds what each may."""
     flow = objects.of(facts)
+    found: list[Ref] = []
     for site in flow.values(expr.value):
         if isinstance(site, cst.ClassDef):
             bound = [ref for ref, model in refs.items() if ref.name == expr.attr.value
                      and facts.enclosing_class(model.anchor) is site and facts.scope(model.anchor) is not None
                      and not isinstance(facts.scope(model.anchor), cst.FunctionDef)]
-            if bound:
-                return bound[0]
+            if bound and not found:
+                return bound[:1]
             continue
-        cls = flow.constructs(site)
-        ref = Ref(facts._root_class(cls), f"self.{expr.attr.value}") if cls is not None else None
-        if ref in refs or ref is not None and field_defaults(facts, ref):  # an attrs field set by its default method
-            return ref
-    return None
+        found += [Ref(facts._root_class(cls), f"self.{expr.attr.value}") for cls in flow.classes_built(site)]
+    found = list(dict.fromkeys(found))
+    wrapped = [ref for ref in found if ref in refs or field_defaults(facts, ref)]  # an attrs field set by its default method
+    if len(wrapped) < 2 and len({r.scope for r in found}) < 2:
+        return wrapped[:1]
+    return [ref for ref in found if ref in wrapped or facts.writes(ref)] if wrapped else []
 
 
 def _object_holds(facts: Facts, refs: dict[Ref, Model], expr: cst.BaseExpression, ref: Ref) -> Holds | None:

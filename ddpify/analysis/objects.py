@@ -364,6 +364,10 @@ class Objects:
         elif isinstance(func, cst.Name) and func.value not in f.functions:
             ref = f.ref(func)
             named = list(f.sources(ref)) if ref is not None else []
+            # `model_cls, params_cls = TASKS[name]`, `model_cls = MODELS[name]`: each class the registry holds there
+            # (not what a `getattr(module, name)` may give: a factory's lookup builds objects of every kind)
+            held = [site for site in self.values(func) if isinstance(site, cst.ClassDef)]
+            return list(dict.fromkeys([*(c for v in named for c in self._named_classes(v)), *held]))
         elif isinstance(func, cst.Attribute) and not f.is_program_module(func.value):
             return self._classes_held(func)
         else:
@@ -585,11 +589,21 @@ class Objects:
             found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s} for s in self.values(held)))
         for value, i in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
             if not f._unpacked(value, i):
-                found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s}
-                                         for s in self.values(value)))
+                found |= Sites().union(*(self._element_at(s, i) for s in self.values(value)))
         for item in self.facts.entered(ref):
             found |= self.values(item)
         return found | self._property_values(ref)
+
+    def _element_at(self, site: cst.CSTNode, i: int) -> Sites:
+        """What element `i` of `site` may be, where a name is unpacked from it: of a tuple or list
+        written out, its `i`th element (`model_cls, params_cls = TASKS[name]` of `TASKS = {"copy":
+        (CopyTask, CopyParams), ...}`: `CopyTask` of each row, never `CopyParams`; unpacking raises
+        unless the row has as many elements as the target, so a row written out is the row); of any
+        other container, every element; else the site itself (a load, a call of a library)."""
+        if isinstance(site, (cst.Tuple, cst.List)) and i < len(site.elements) \
+                and not any(isinstance(e, cst.StarredElement) for e in site.elements):
+            return self.values(site.elements[i].value)
+        return self.elements(site) if isinstance(site, CONTAINERS) else Sites({site})
 
     def _property_values(self, ref: Ref) -> Sites:
         """`self.x` of a class of the program that defines `x` as a property (`@property def
