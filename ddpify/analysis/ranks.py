@@ -1801,12 +1801,29 @@ class Ranks:
                 if rank == 0:
                     download(url, path)
                 dist.barrier()                   # a rank that looks after rank 0 has made it skips this
+
+        Where the side that finds the file may return and the `if` has no `else`, the missing side is
+        the code after the `if` in its block:
+
+            if os.path.exists(plan):             # <- this `if`, for the barrier below
+                return load(plan)
+            if rank == 0:
+                build(plan)
+            dist.barrier()
         """
         f = self.facts
         child = node
         for anc in f.ancestors(node):
             if isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return None
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
+                after = list(anc.body)
+                at = next(i for i, stmt in enumerate(after) if stmt is child)
+                for i, stmt in enumerate(after[:at]):
+                    if isinstance(stmt, cst.If) and stmt.orelse is None and _file_test(f, stmt.test) \
+                            and _may_return(stmt.body) and any(_makes_file(f, c) and self.on_some_ranks(c)
+                                                               for s in after[i + 1:] for c in f.calls_in(s)):
+                        return stmt
             if isinstance(anc, cst.If) and child is not anc.test:
                 test, negated = anc.test, False
                 if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
@@ -2061,6 +2078,15 @@ def _makes_file(facts: Facts, call: cst.Call) -> bool:
     """Does `call` make a file: a write (`torch.save`, `open(p, "w")`), a download or a link?"""
     return bool(writes.file_write(facts, call) or writes.download(facts, call) or writes.link(facts, call)) \
         or writes.fetches(facts, call) or facts.qualify(call.func) in HUB_DOWNLOADS
+
+
+def _may_return(block: cst.CSTNode) -> bool:
+    """Does a `return` of the function stand in `block` (not in a function or class defined there)?"""
+    if isinstance(block, cst.Return):
+        return True
+    if isinstance(block, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_may_return(c) for c in block.children)
 
 
 def _returns(branch: cst.CSTNode) -> bool:
