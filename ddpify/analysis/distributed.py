@@ -564,8 +564,32 @@ class Launcher:
 
     @cached_property
     def _launching_blocks(self) -> tuple[cst.If, ...]:
-        """The main blocks that run no worker themselves."""
-        return tuple(s for s in self._main_blocks if not self._runs_a_worker(s))
+        """The main blocks that run no worker themselves, and start the workers or join no group
+        themselves: not a main block whose code joins the process group (through a helper,
+        `init_distributed_environment()`) and reaches none of the program's spawns (a worker pool
+        of another module, `mp.Process(target=run_worker_process)`, that this script never
+        starts): the launcher (torchrun) runs that block in every process.
+
+            if __name__ == "__main__":
+                main()       # main(): maybe_init_distributed(...); build_loader(...) -- every process
+        """
+        return tuple(s for s in self._main_blocks if not self._runs_a_worker(s)
+                     and (self._reaches_a_spawn(s) or not self._joins_itself(s)))
+
+    def _reached_from(self, block: cst.If) -> frozenset[cst.FunctionDef]:
+        return self._reach([g for call in self.facts.calls_in(block.body) for g in self.facts.user_functions(call)])
+
+    def _reaches_a_spawn(self, block: cst.If) -> bool:
+        """Does the main block start a spawn itself, or through a function it reaches?"""
+        reached = self._reached_from(block)
+        return any(self.facts.is_inside(spawn, block) or self.facts.scope(spawn) in reached for spawn in self._spawns)
+
+    def _joins_itself(self, block: cst.If) -> bool:
+        """Does the main block join the process group itself, or through a function it reaches
+        (`init_process_group`, a group helper)?"""
+        nodes = [block, *self._reached_from(block)]
+        return any(_joins(self.facts, c) and (self.facts.qualify(c.func) or "") not in SPAWNERS
+                   for node in nodes for c in self.facts.calls_in(node.body if isinstance(node, cst.FunctionDef) else node))
 
     @cached_property
     def _launcher(self) -> frozenset[cst.FunctionDef]:
