@@ -394,6 +394,43 @@ def loaders_of(facts: Facts, expr: cst.BaseExpression, loader_calls: list[cst.Ca
     return [c for c in loader_calls if c in held]
 
 
+# torch's batch samplers: they draw their indices from the sampler they are given (first, or `sampler=`)
+BATCH_SAMPLERS = frozenset({"torch.utils.data.BatchSampler", "torch.utils.data.sampler.BatchSampler"})
+
+
+def samplers_held(facts: Facts, expr: cst.BaseExpression, depth: int = 3) -> Sites:
+    """The sampler objects a loader's `sampler=` or `batch_sampler=` argument `expr` may hold (the
+    object core's values: through names and the program's helpers that return them), and those a
+    batch sampler of torch's draws from, `depth` wrappings deep (`BatchSampler(sampler, bs,
+    drop_last=False)`, built in a helper that is handed the sampler)."""
+    flow = objects.of(facts)
+    held = flow.values(expr)
+    inner = [arg.value for site in held if isinstance(site, cst.Call) and facts.qualify(site.func) in BATCH_SAMPLERS
+             for arg in [mt.keyword(site, "sampler") or mt.positional(site, 0)] if arg is not None]
+    return held.union(*(samplers_held(facts, e, depth - 1) for e in inner)) if depth else held
+
+
+def drawing_from(facts: Facts, sampler: cst.Call, loader_calls: list[cst.Call]) -> list[cst.Call]:
+    """The loaders of `loader_calls` that may draw from `sampler` (a `DistributedSampler(...)` call),
+    wherever the program builds them: given it as `sampler=`/`batch_sampler=` (also an entry of a
+    mapping they unpack, `**loader_args`), through helpers that build and return it and batch
+    samplers that wrap it (`samplers_held`).
+
+        def make_sampler(ds, shuffle):
+            return DistributedSampler(ds, shuffle=shuffle)     # <- `sampler`
+        def make_loader(ds):
+            batches = BatchSampler(make_sampler(ds, True), 8, drop_last=False)
+            return DataLoader(ds, batch_sampler=batches)       # <- draws from it
+    """
+    found = []
+    for call in loader_calls:
+        given = [a.value for a in (mt.keyword(call, "sampler"), mt.keyword(call, "batch_sampler")) if a is not None]
+        given += [*facts.unpacked_entries(call, "sampler"), *facts.unpacked_entries(call, "batch_sampler")]
+        if any(sampler in samplers_held(facts, g) for g in given):
+            found.append(call)
+    return found
+
+
 def draws_in_order(call: cst.Call) -> bool:
     """A `DataLoader(...)` that draws its samples in order: no `shuffle` or a literal false one, no
     sampler or batch sampler of its own, nothing passed by `**`."""

@@ -11,7 +11,7 @@ from ddpify.analysis import objects
 from ddpify.analysis.call_branches import passed_truth, trains_for
 from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
-from ddpify.analysis.loaders import SHARDING_WORDS, SPLITS, library_stream, loaders_of
+from ddpify.analysis.loaders import SHARDING_WORDS, SPLITS, drawing_from, library_stream, loaders_of
 from ddpify.analysis.ranks import counts_this_nodes_gpus
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Ref, param_names
@@ -74,7 +74,8 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     name: `fit(model, train_loader, test_loader)`) is left alone: the order of an evaluation pass does not
     change its result. So is a call of a helper that builds the sampler and returns its loader
     (also in a tuple: `test_loader, n = build_loader("test")`, also through a helper that returns
-    its call as it is: `return get_val_loader_inria(cfg)`; also a library's loader that takes the
+    its call as it is: `return get_val_loader_inria(cfg)`; also a list of loaders over a
+    `BatchSampler` of a sampler another helper builds, `make_data_loader(cfg, is_train=False)`; also a library's loader that takes the
     sampler as torch's does, deeplake's `data.pytorch(sampler=sampler)`) whose loader only evaluation reads,
     or nothing: the helper's call for training is still reported. Nor is a sampler handed to no call
     at all (no loader draws from it: a left-over `train_sampler` beside a loader that shuffles by
@@ -858,7 +859,12 @@ def _unread_or_evaluated_at(ctx: Context, sampler: cst.Call, site: cst.Call, dep
     function returning it is asked instead (`depth` such functions up). The loader may be a
     library's that takes the sampler as torch's does (`data.pytorch(batch_size=b, sampler=sampler)`
     of deeplake, in a `__call__` the file calls as `LoadDeeplakeDataset(...)()`): before, only a
-    DataLoader counted, and a test loader's call of the helper was reported."""
+    DataLoader counted, and a test loader's call of the helper was reported. Where the helper
+    builds the sampler and no loader (`make_data_sampler`), the loaders of the program drawing from
+    it (`loaders.drawing_from`: through a `BatchSampler`, in the helper's caller `make_data_loader`)
+    are looked for in what `site` binds, whole or in a list (`data_loaders_val =
+    make_data_loader(cfg, is_train=False)`), and where `site` is the sampler helper's call inside
+    the function returning such a loader, each call of that function is asked (decision 0230)."""
     f = ctx.facts
     outer = f.scope(site)
     if isinstance(f.parent(site), cst.Return) and isinstance(outer, cst.FunctionDef) and depth:
@@ -873,6 +879,19 @@ def _unread_or_evaluated_at(ctx: Context, sampler: cst.Call, site: cst.Call, dep
     # then the helper's only loader
     held = {r for c in drawing or (made if len(made) == 1 else []) for r in flow.bound_to(c)}
     bound = set(flow.bound_at(site)) & flow.carriers(held)
+    if not bound and not made:
+        # the sampler's helper builds no loader (`make_data_sampler`): the loaders of the program that
+        # draw from it (a helper of the helper's caller, through a batch sampler), which the names
+        # `site` binds may hold, whole or in a list (`make_data_loader(cfg, is_train=False)`)
+        drawing = set(drawing_from(f, sampler, list(ctx.script.calls_of(LOADER))))
+        bound = {r for r in flow.bound_at(site) if any(v in drawing or flow.elements(v) & drawing
+                                                        for v in flow.ref_values(r))}
+        if not bound and depth and isinstance(outer, cst.FunctionDef) and any(
+                v in drawing or flow.elements(v) & drawing for r in f.returned(outer) for v in flow.values(r)):
+            # `site` is the sampler's helper called by the loader's (`sampler = make_data_sampler(...)` in
+            # `make_data_loader`, which returns the loader): each call of that function is asked
+            sites = f.call_sites(outer)
+            return bool(sites) and all(_unread_or_evaluated_at(ctx, sampler, s, depth - 1) for s in sites)
     if not bound:
         return False
     refs = flow.carriers(bound)
