@@ -67,6 +67,9 @@ class Objects:
     def __init__(self, facts: Facts) -> None:
         self.facts = facts
         self._values: dict[object, Sites] = {}
+        self._open: dict[object, int] = {}  # the keys being computed, by their depth (`_memo`)
+        self._low = 0  # the lowest depth of an open key a cycle reached in the computation under way
+        self._partial: list[object] = []  # keys kept whose values read an open key (`_memo`)
         self._params: dict[object, tuple[cst.Call, ...]] = {}
         # `x.parameters()` calls an optimizer reaches through an attribute the program stores on an
         # object elsewhere (`model.optim_list`): their names are read where they are written
@@ -86,10 +89,47 @@ class Objects:
         return self._memo(ref, self._compute_ref)
 
     def _memo(self, key, compute) -> Sites:
+        """`compute(key)`, kept. A cycle back to a key still being computed adds nothing on this
+        pass; what was computed inside the cycle from that key's incomplete value is kept while the
+        cycle is computed (each once), and dropped when the key that opened the cycle is complete:
+        asked again, it is computed from that key's kept value. Before,
+        `metrics[name] = metrics[name].cuda()` made `metrics[name]` hold nothing for good where
+        `metrics` was asked first (a torchmetrics dict's `compute()` was no collective, decision 0230)."""
         found = self._values.get(key)
-        if found is None:
-            self._values[key] = Sites()  # a cycle back to `key` adds nothing on this pass
-            found = self._values[key] = compute(key)
+        if found is not None:
+            return found
+        depth = self._open.get(key)
+        if depth is not None:  # a cycle back to `key`
+            self._low = min(self._low, depth)
+            return Sites()
+        depth = self._open[key] = len(self._open)
+        outer, self._low, mark = self._low, depth, len(self._partial)
+        try:
+            found = compute(key)
+        finally:
+            del self._open[key]
+        self._values[key] = found
+        if self._low < depth:  # it read a key opened before it, still incomplete
+            self._partial.append(key)
+        else:  # every cycle through it is closed: what read it incomplete is computed again when asked
+            for k in self._partial[mark:]:
+                del self._values[k]
+            del self._partial[mark:]
+        self._low = min(outer, self._low)
+        return found
+        depth = self._open.get(key)
+        if depth is not None:  # a cycle back to `key`
+            self._low = min(self._low, depth)
+            return Sites()
+        depth = self._open[key] = len(self._open)
+        outer, self._low = self._low, depth
+        try:
+            found = compute(key)
+        finally:
+            del self._open[key]
+        if self._low >= depth:
+            self._values[key] = found
+        self._low = min(outer, self._low)
         return found
 
     def _compute(self, expr: cst.BaseExpression) -> Sites:
