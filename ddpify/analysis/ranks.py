@@ -1846,9 +1846,12 @@ class Ranks:
     def callees(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The functions of the program a call runs: by name (`Facts.user_functions`), else the
         methods of the objects it is made on (`self.checkpointer.load(...)` where `__init__`
-        built `self.checkpointer` from a class of another module: `objects.Objects.methods`)."""
+        built `self.checkpointer` from a class of another module: `objects.Objects.methods`), else
+        any function a decorator registry its callee is looked up in holds (`evaluation_fn(...)` of
+        `get_eval_function(...)`: `Facts.registered_functions`)."""
         return self.facts.user_functions(call) or (of(self.facts).methods(call) if isinstance(
-            call.func, cst.Attribute) and dotted(call.func.value) != "self" else []) or self._forwards(call)
+            call.func, cst.Attribute) and dotted(call.func.value) != "self" else []) or self._forwards(call) \
+            or self.facts.registered_functions(call)
 
     def _forwards(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The `forward` a call of a module runs (`Module.__call__` runs it): `self.model(x)` where

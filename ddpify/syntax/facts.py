@@ -1112,6 +1112,51 @@ class Facts:
                     index[(dotted(dec.value) or "").rpartition(".")[2]].append(cls)
         return index
 
+    @cached_property
+    def _functions_decorated_into(self) -> dict[str, list[cst.FunctionDef]]:
+        """The functions (not methods) a decorator `@R.register...(...)` enters into a registry, by
+        the registry's last name (as `_decorated_into` for classes)."""
+        index: dict[str, list[cst.FunctionDef]] = defaultdict(list)
+        for func in self.by_type.get(cst.FunctionDef, ()):
+            assert isinstance(func, cst.FunctionDef)
+            for d in func.decorators:
+                dec = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+                if isinstance(dec, cst.Attribute) and dec.attr.value.startswith("register") and dotted(dec.value) \
+                        and self.enclosing_class(func) is None:
+                    index[(dotted(dec.value) or "").rpartition(".")[2]].append(func)
+        return index
+
+    def registered_functions(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The functions a call may run where what it calls comes from a lookup in a registry that a
+        decorator enters functions into: `evaluation_fn(model, loader)` after `evaluation_fn =
+        get_eval_function(...)`, whose `return EVAL_REGISTRY.get(task_type=...)` (any method of the
+        registry but one that registers) may give any function written `@EVAL_REGISTRY.register(...)`
+        (Deeplite's `classification_eval`, decision 0230). Followed through names and the program's
+        helpers that return the lookup, 3 deep; [] unless every origin is such a lookup. Any of them:
+        the key is a run's option. Not one of `user_functions` (a question of what a call may run,
+        `Ranks.callees`, asks it): a data registry's 30 loaders, each taken for the one a call
+        builds, were reported by DDP002, DDP006 and DDP021 (Deeplite's `get_data_splits_by_name`)."""
+        if not self._functions_decorated_into or not dotted(call.func) and not isinstance(call.func, cst.Call):
+            return []
+        return self._registered_functions_held(call.func, 3)
+
+    def _registered_functions_held(self, expr: cst.BaseExpression, depth: int) -> list[cst.FunctionDef]:
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and not func.attr.value.startswith("register") and dotted(func.value):
+                found = self._functions_decorated_into.get((dotted(func.value) or "").rpartition(".")[2], [])
+                if found:
+                    return list(found)
+            callees = self._named_callees(expr) if depth else []
+            returns = [r for g in callees for r in self.returned(g)]
+            held = [self._registered_functions_held(r, depth - 1) for r in returns]
+            return list(dict.fromkeys(g for gs in held for g in gs)) if held and all(held) else []
+        ref = self.ref(expr) if isinstance(expr, cst.Name) and depth else None
+        # its assignments only: a parameter's callers are not asked (their index is built with this)
+        sources = [value for _, value, stmt in self.writes(ref) if isinstance(stmt, cst.Assign)] if ref is not None else []
+        held = [self._registered_functions_held(v, depth - 1) for v in sources]
+        return list(dict.fromkeys(g for gs in held for g in gs)) if held and all(held) else []
+
     def _classes_a_lookup_returns(self, call: cst.Call) -> list[cst.ClassDef]:
         """The classes a call of the program's helper may return where its every return looks one up
         by name in a module of the program (`get_class('pkg.algos', cfg.algo)` of `def get_class(module,
