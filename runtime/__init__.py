@@ -88,6 +88,7 @@ __all__ = [
     "sync_gradients", "average_gradients",
     # data
     "set_epoch", "end_epoch", "endless", "ShardedSampler", "shard_loader", "shard_batches", "agree_random_state",
+    "own_random_stream",
     # fsdp
     "shard_model", "sharded_blocks", "full_state_dict", "load_full_state_dict",
     "full_optimizer_state_dict", "load_full_optimizer_state_dict",
@@ -206,6 +207,7 @@ class _State:
         self.in_pass = False
         self.passes = 0  # training passes started so far
         self.own_streams: Any = None  # ranks > 0: their own generators' states between passes
+        self.own_draws: Any = None  # every rank: its own generators' states between own_random_stream() blocks
         # terminal output
         self.stdout: Any = None  # the real standard output, where print(..., force=True) goes
         self.sink: Any = None  # what sys.stdout became on a quiet rank
@@ -1489,6 +1491,39 @@ def agree_random_state() -> None:
         _end_pass()
     else:
         _share_random_state()
+
+
+@contextlib.contextmanager
+def own_random_stream() -> Iterator[None]:
+    """Run the block on this process's own random stream (torch CPU and CUDA, ``random``, numpy),
+    then give the program back the stream it had: around a batch drawn at random offsets into
+    the data (nanoGPT's ``X, Y = get_batch("train")``, ``ix = torch.randint(len(data) - block,
+    (batch_size,))``), so that every process trains on a batch of its own and DDP averages the
+    gradients over distinct draws (the global batch: batch_size x the number of processes), while
+    everything else the program draws (dropout, the batches ``estimate_loss()`` draws to decide a
+    save) stays alike on every process, as it was before the block.
+
+    Each process's stream is seeded at its first block from ``torch.initial_seed()`` and its rank
+    (``_diverge_random_state``: the same in every run with the same seed, another on every rank,
+    rank 0's included) and continues where its last block left it. The shared stream does not
+    advance in the block on any process, so the processes' shared streams stay alike without a
+    collective. With one process (no launcher, or before initialisation) it does nothing: the
+    converted script draws what the original draws.
+    """
+    if not _initialised() or get_world_size() == 1:
+        yield
+        return
+    shared, seed = _random_states(), torch.initial_seed()
+    if _STATE.own_draws is None:
+        _diverge_random_state(get_rank())
+    else:
+        _set_random_states(_STATE.own_draws)
+    try:
+        yield
+    finally:
+        _STATE.own_draws = _random_states()
+        torch.manual_seed(seed)  # torch.initial_seed() as it was (a pass seeds ranks > 0 from it)
+        _set_random_states(shared)
 
 
 def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:

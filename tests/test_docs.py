@@ -296,6 +296,9 @@ CONTEXTS = {
         "        opt.zero_grad()\n        ((model(X[idx]) - y[idx]) ** 2).mean().backward()\n        opt.step()\n",
         IMPORTS + MODEL + "X, y = torch.randn(8, 2), torch.randn(8, 1)\nbs = 4\n{example}\n"
         "    opt.zero_grad()\n    ((model(xb) - yb) ** 2).mean().backward()\n    opt.step()\n",
+        IMPORTS + MODEL + "data = torch.randn(64, 2)\n\n\ndef get_batch(split):\n"
+        "    ix = torch.randint(len(data) - 4, (4,))\n    return data[ix], data[ix, :1]\n\n\nfor it in range(3):\n"
+        "{example:4}\n    opt.zero_grad()\n    ((model(X) - Y) ** 2).mean().backward()\n    opt.step()\n",
         IMPORTS + "class Files(torch.utils.data.Dataset):\n    def __init__(self, names):\n{example:8}\n\n"
         "    def __len__(self):\n        return len(self.files)\n\n    def __getitem__(self, i):\n"
         "        return torch.randn(2), torch.randn(1)\n\n\nloader = DataLoader(Files(['a', 'b']), batch_size=4, "

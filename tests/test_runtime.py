@@ -1933,3 +1933,40 @@ def test_sync_gradients_follows_parameters_a_model_replaces_in_training(monkeypa
     other = torch.nn.Linear(2, 2)
     other.weight = torch.nn.Parameter(torch.ones(2, 2))
     assert torch.equal(other.weight.detach(), torch.ones(2, 2)) and len(broadcasts) == seen
+
+
+def test_own_random_stream_draws_the_programs_own_numbers_with_one_process():
+    """`python train_ddp.py` (decision 0231): the block draws from the program's stream, as the
+    original's line did, and leaves it where the draw left it."""
+    torch.manual_seed(3)
+    plain = torch.randint(100, (4,)), torch.rand(1)
+    torch.manual_seed(3)
+    with rt.own_random_stream():
+        drawn = torch.randint(100, (4,))
+    assert torch.equal(drawn, plain[0]) and torch.equal(torch.rand(1), plain[1])
+
+
+def test_own_random_stream_gives_each_rank_a_stream_of_its_own_and_the_shared_one_back(monkeypatch):
+    """Several processes (decision 0231): each rank's blocks draw from a stream seeded by its rank
+    (rank 0's too), continued from block to block; after a block the program's shared stream is
+    where it was before it, on every rank, without a collective."""
+    monkeypatch.setattr(rt, "_initialised", lambda: True)
+    monkeypatch.setattr(rt, "get_world_size", lambda: 2)
+    monkeypatch.setattr(rt, "_STATE", rt._State())
+    torch.manual_seed(3)
+    after = torch.rand(1)
+    draws = {}
+    for rank in (0, 1):
+        monkeypatch.setattr(rt, "get_rank", lambda rank=rank: rank)
+        monkeypatch.setattr(rt, "_STATE", rt._State())
+        torch.manual_seed(3)
+        with rt.own_random_stream():
+            first = torch.randint(1000, (8,))
+        with rt.own_random_stream():
+            second = torch.randint(1000, (8,))
+        assert torch.equal(torch.rand(1), after) and torch.initial_seed() == 3
+        draws[rank] = first, second
+    torch.manual_seed(3)
+    single = torch.randint(1000, (8,))
+    assert not torch.equal(draws[0][0], draws[1][0]) and not torch.equal(draws[0][0], draws[0][1])
+    assert not torch.equal(draws[0][0], single)  # rank 0 on a stream of its own too

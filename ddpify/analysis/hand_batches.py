@@ -33,6 +33,12 @@ takes the main process's random state (`agree_random_state()`), so that the perm
 everywhere and the parts disjoint (dropout over batches of different sizes, the last one, leaves
 the processes' states apart after a pass). A body that runs once (the module's top level, `main()`)
 needs none: every process has the main process's state from `init_distributed_mode()` on.
+
+Batches drawn at random offsets into the data, in a loop that trains with no DataLoader
+(`random_offset_draws`: nanoGPT's `X, Y = get_batch("train")`, whose function draws `ix =
+torch.randint(len(data) - block, (batch_size,))`, or such a draw in the loop's own body): no loop
+of batches to deal; shard-data runs each such statement on the process's own random stream
+(`own_random_stream()`), so every process trains on a batch of its own.
 """
 
 from __future__ import annotations
@@ -219,3 +225,64 @@ def _draws(facts: Facts, node: cst.CSTNode, depth: int) -> bool:
         if depth and any(_draws(facts, f, depth - 1) for f in facts.user_functions(call)):
             return True
     return False
+
+
+# draws of a batch of indices, with the position of their size argument: `torch.randint(high, (bs,))`
+# (or `torch.randint(low, high, (bs,))`), `np.random.randint(low, high, bs)`, `np.random.choice(n, bs)`,
+# `random.sample(population, k)`; with `size=` (or `k=`) by keyword too
+SIZED_DRAWS = {"torch.randint": None, "numpy.random.randint": 2, "numpy.random.choice": 1, "random.sample": 1}
+
+
+def random_offset_draws(facts: Facts, loop: cst.For | cst.While) -> list[cst.SimpleStatementLine]:
+    """The statements that draw a training batch at random offsets into the data, where `loop` trains
+    and no DataLoader feeds it (`loaders.unfed_training`): in the loop's body (in its own function),
+    an assignment of a draw of a batch of indices (`ix = torch.randint(len(data) - block, (bs,))`)
+    or of a call of a function of the program that draws one and returns (nanoGPT's `X, Y =
+    get_batch("train")`); and, before the loop in its function, the same call written again (the
+    first batch, drawn before the loop: `X, Y = get_batch("train")`). Shard-data runs each on the
+    process's own random stream (`own_random_stream()`): every process trains on a batch of its own.
+    None for a draw from a generator the program makes (`generator=g`: the block swaps the global
+    streams, not that one), nor a call in a function the loop calls (`train_step()`: not read)."""
+    scope = facts.scope(loop)
+    found: list[cst.SimpleStatementLine] = []
+    calls: set[str] = set()  # the program's functions' calls that draw one, as written
+    for stmt in facts.findall(loop.body, cst.SimpleStatementLine, lambda s: facts.scope(s) is scope):
+        value = _assigned_call(stmt)
+        if value is None:
+            continue
+        if _sized_draw(facts, value):
+            found.append(stmt)
+        elif any(_draws_a_batch(facts, func) for func in facts.user_functions(value)):
+            found.append(stmt)
+            calls.add(facts.code(value))
+    if calls and scope is not None:
+        found += [stmt for stmt in facts.findall(scope, cst.SimpleStatementLine, lambda s: facts.scope(s) is scope)
+                  if (value := _assigned_call(stmt)) is not None and facts.code(value) in calls
+                  and facts.before(stmt, loop) and not facts.is_inside(stmt, loop)]
+    return found
+
+
+def _assigned_call(stmt: cst.SimpleStatementLine) -> cst.Call | None:
+    small = stmt.body[0] if len(stmt.body) == 1 else None
+    value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+    return value if isinstance(value, cst.Call) else None
+
+
+def _sized_draw(facts: Facts, call: cst.Call) -> bool:
+    """A draw of a batch of indices (`SIZED_DRAWS`) from the global random streams: given its size."""
+    qualified = facts.qualify(call.func)
+    if qualified not in SIZED_DRAWS or mt.keyword(call, "generator") is not None:
+        return False
+    if mt.keyword(call, "size") is not None or mt.keyword(call, "k") is not None:
+        return True
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    place = SIZED_DRAWS[qualified]
+    if place is None:  # torch.randint: the size is the tuple after the bounds
+        return bool(positional) and isinstance(positional[-1], (cst.Tuple, cst.List)) and len(positional) in (2, 3)
+    return len(positional) > place
+
+
+def _draws_a_batch(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Does the program's function `func` draw a batch of indices in its own body and return a value?"""
+    return bool(facts.returned(func)) and any(
+        _sized_draw(facts, c) for c in facts.findall(func.body, cst.Call, lambda c: facts.scope(c) is func))

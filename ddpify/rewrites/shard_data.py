@@ -121,6 +121,19 @@ process the main process's random state, so that they deal from the same order. 
 cannot prove safe (a state carried from batch to batch, a `break` or `continue`, steps counted round
 the data) keeps its TODO, which says why.
 
+Training on batches drawn at random offsets into the data, with no DataLoader (nanoGPT's
+`get_batch`: `ix = torch.randint(len(data) - block, (bs,))`, `hand_batches.random_offset_draws`),
+draws each process's batch from a random stream of its own:
+
+    X, Y = get_batch("train")  ->  with own_random_stream():
+                                       X, Y = get_batch("train")
+
+`own_random_stream()` (runtime) runs the block on the process's own stream, seeded by its rank, and
+gives the program back the shared one, unmoved: each process trains on batches of its own (DDP
+averages the gradients over distinct draws; the global batch is batch_size x the number of
+processes), and what else the program draws (dropout, `estimate_loss()`'s batches, which decide a
+save) stays alike on every process. With one process it does nothing.
+
 Every process builds its own data set, and a distributed sampler's index i must name the same
 sample on all of them. A sequence listed from a set of strings does not: str hashes are salted per
 process, so each process lists the set in its own order (ddpify.analysis.set_order), and the shards
@@ -139,6 +152,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ddpify.analysis import objects, phases, schedules, set_order
+from ddpify.analysis.hand_batches import random_offset_draws
 from ddpify.analysis.loaders import (NAMED, is_iterable_dataset, library_stream, made_per_pass, shared_helper_callers,
                                      unfed_training)
 from ddpify.output import build
@@ -203,7 +217,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
     if found.training or found.hand.dealt:
         edits.warn(found.training[0] if found.training else found.hand.dealt[0].loop, "batch_size is now per "
                    "process: the global batch is batch_size x the number of processes")
-    elif (outer := unfed_training(facts, analysis.models, found)) is not None:
+    elif (outer := unfed_training(facts, analysis.models, found)) is not None and not _own_draws(facts, edits, outer):
         if outer is not None:
             edits.todo(outer, "no DataLoader feeds this training, so ddpify cannot shard its data: every process "
                        "trains on all the data it reads (correct, no speed-up; to share the work, feed it from a "
@@ -219,6 +233,20 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
                    f"a sharded loader (about 1/world_size of the single-GPU count), and `{facts.code(divided)}` "
                    f"divides by it: it needs at least {count.least} batches per process, or it divides by 0; give "
                    "each process that many (more data, a smaller batch_size or fewer processes)")
+
+
+def _own_draws(facts: Facts, edits: Edits, outer: cst.For | cst.While) -> bool:
+    """Run each draw of a training batch at random offsets (ddpify.analysis.hand_batches.random_offset_draws)
+    on the process's own random stream; False where the loop `outer`, fed by no DataLoader, has none."""
+    drawn = random_offset_draws(facts, outer)
+    for stmt in drawn:
+        edits.enclose(stmt, "with own_random_stream():")
+        edits.record(stmt, "a batch drawn at random offsets: each process draws its own, from a random stream of its "
+                     "own (own_random_stream); the program's shared stream, which its other draws use, is left as it was")
+    if drawn:
+        edits.add_import("ddpify_runtime", "own_random_stream")
+        edits.warn(outer, "batches are drawn per process: the global batch is the batch drawn x the number of processes")
+    return bool(drawn)
 
 
 def _deal(facts: Facts, edits: Edits, found: Loaders) -> None:
