@@ -1137,3 +1137,248 @@ def _runs_in_a_loop(facts: Facts, func: cst.FunctionDef, depth: int, top: bool =
             _runs_in_a_loop(facts, caller, depth - 1, top=False)
     sites = facts.call_sites(func)
     return bool(sites) and all(repeated(site) for site in sites)
+
+
+def handed_for_its_epoch_only(f: Facts, sampler: cst.Call) -> bool:
+    """Is `sampler` handed only to functions of the program that do nothing with it but
+    `sampler.set_epoch(epoch)` (and tests against None): taken by no loader, it shards nothing
+    (`sampler = DistributedSampler(train_ds)` beside `DataLoader(train_ds, shuffle=True)`, then
+    `train(model, loader, sampler=sampler)` whose loop calls `sampler.set_epoch(epoch)`). Held by
+    a dict, list or tuple, or handed to a call of no function of the program (a loader, a
+    library's helper), or to a parameter read any other way (`make_loader(ds, sampler)` that
+    builds `DataLoader(ds, sampler=sampler)`), it may feed a loader: not this. Before, such a
+    sampler counted as one a loader takes and kept DDP021 silent for the whole file (decision 0221)."""
+    handed = []
+    for call in f.calls:
+        if call is sampler or f.is_inside(call, sampler):
+            continue
+        for arg in call.args:
+            origins = f.origins(arg.value)
+            if any(f.is_inside(sampler, o) for o in origins):
+                if sampler not in origins or arg.star:
+                    return False  # in a container, or unpacked: whoever takes it is not followed here
+                handed.append((call, arg))
+    for call, arg in handed:
+        funcs = f.user_functions(call)
+        if not funcs:
+            return False
+        for func in funcs:
+            param = next((p for p in param_names(func) if f.argument_for(call, func, p) is arg.value), None)
+            if param is None or not _epoch_only(f, Ref(func, param)):
+                return False
+    return bool(handed)
+
+
+def _epoch_only(f: Facts, ref: Ref) -> bool:
+    """Is the parameter `ref` read only as `ref.set_epoch(...)`'s receiver or in a test against
+    None, by no function nested in its function?"""
+    nested = [n for n in f.findall(ref.scope, (cst.FunctionDef, cst.Lambda)) if n is not ref.scope]
+    if any(f.used_inside(ref.name, n) for n in nested):
+        return False
+    for name in f.uses(ref.name, ref.scope):
+        if f.ref(name) != ref or bound_or_none_tested(f, name):
+            continue
+        attr = f.parent(name)
+        if not (isinstance(attr, cst.Attribute) and attr.value is name and attr.attr.value == "set_epoch"
+                and isinstance(call := f.parent(attr), cst.Call) and call.func is attr):
+            return False
+    return True
+
+
+# the bases a class of the program may have and still be no data sampler: nothing torch's `Sampler` could be
+PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
+
+
+def samples_data(f: Facts, call: cst.Call) -> bool:
+    """May `call` (of a name ending in `Sampler`) build a sampler of data? Not where it builds a class
+    of the program whose lineage rests on no class from outside it but `object`, `ABC`, `Generic`,
+    `Protocol`: a sampler of something else (the diffusion step sampler `UniformSampler(diffusion)`
+    of improved-diffusion's `class ScheduleSampler(ABC)`), which shards no data. Before, such a
+    sampler, handed to the trainer, silenced DDP021 for the whole file (DiffuSeq bea43e1)."""
+    cls = f.classes.get((dotted(call.func) or "").rpartition(".")[2])
+    if cls is None:
+        return True
+    return any((dotted(b.value) or "object").rpartition(".")[2] not in (*f.classes, *PLAIN_BASES)
+               for c in f.lineage(cls) for b in c.bases)
+
+
+def batch_trains(f: Facts, draw: cst.Call) -> bool:
+    """Does a call that trains (a backward, or a function of the program that runs one) take the
+    batch `draw` pulls: as an argument (`step(next(it))`), or by a name it is assigned to, in the
+    loop around it (`batch, cond = next(it)` then `self.run_step(batch, cond)`)?"""
+    def trains(call: cst.Call) -> bool:
+        return f.is_backward(call) or any(f.trains(func) for func in f.user_functions(call))
+    parent = f.parent(draw)
+    if isinstance(parent, cst.Arg):
+        outer = f.parent(parent)
+        return isinstance(outer, cst.Call) and trains(outer)
+    if not isinstance(parent, cst.Assign) or parent.value is not draw:
+        return False
+    names = {n.value for t in parent.targets for n in f.findall(t.target, cst.Name)}
+    loop = next(f.enclosing_loops(draw))
+    return any(trains(c) and any(n.value in names for a in c.args for n in f.findall(a.value, cst.Name))
+               for c in f.calls_in(loop))
+
+
+def bound_or_none_tested(f: Facts, name: cst.Name) -> bool:
+    """Is `name` here a target of an assignment (`a, b = ...` too), a parameter that binds it, or a
+    side of a test against None?"""
+    node, parent = name, f.parent(name)
+    while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
+        node, parent = parent, f.parent(parent)
+    if isinstance(parent, (cst.AssignTarget, cst.Param)) or isinstance(parent, cst.AnnAssign) and parent.target is node:
+        return True
+    if isinstance(parent, cst.Comparison) and parent.left is name:
+        return len(parent.comparisons) == 1 and mt.is_name(parent.comparisons[0].comparator, "None")
+    return isinstance(parent, cst.ComparisonTarget) and mt.is_name(f.parent(parent).left, "None")
+
+
+
+class TrainingReads:
+    """Which loaders of a program its training reads whole, with no sampler of their own: the
+    question DDP021 asks (decisions 0216, 0220, 0221), answered here from the facts, the object core
+    and the ranks (`ranks`: `rank_dependent`, `callees`). `loader_calls`: the calls that build
+    loaders (torch's, a library's subclass, the program's own that shard nothing), in source order.
+
+        loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)   # <- read whole
+        for xb, yb in loader:
+            loss(model(xb), yb).backward()
+    """
+
+    def __init__(self, facts: Facts, ranks, loader_calls: list[cst.Call]) -> None:
+        self.facts = facts
+        self.ranks = ranks
+        self.loader_calls = loader_calls
+
+    def read_whole(self) -> list[tuple[cst.Call, bool, list[cst.Call]]]:
+        """(loader, looped, draws) for each loader built with no `sampler=`/`batch_sampler=` (nor
+        among the keywords a `**kwargs` written out holds) that a training loop iterates as it was
+        built (`looped`) or that `next()` draws from for a call that trains (`draws`), over a data set
+        that does not shard itself, and not a library's stream split by itself."""
+        f = self.facts
+        found = []
+        for call in self.loader_calls:
+            unpacked = f.unpacked_keys(call) if mt.has_double_star(call) else set()
+            if mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler") or unpacked is None \
+                    or unpacked & {"sampler", "batch_sampler"}:
+                continue
+            looped = self.trained_on(call)
+            draws = [] if looped else self.drawn_in_training(call)
+            if not (looped or draws) or not self.whole_data(call) or library_stream(f, call) == SPLITS:
+                continue
+            found.append((call, looped, draws))
+        return found
+
+    def drawn_in_training(self, loader: cst.Call) -> list[cst.Call]:
+        """The `next(it)` calls in a loop whose `it` holds `loader` as it was built (`as_built`; also
+        through a generator that hands its batches on, `def infinite_loader(dl): while True: yield
+        from dl`) and whose batch a call that trains takes (`batch, cond = next(self.data)`, then
+        `self.run_step(batch, cond)`, whose backward is calls below): a loader drawn by hand in a
+        training loop. Not a batch only a forward takes (`batch_eval = next(self.eval_data)` for
+        `self.forward_only(batch_eval)`, the evaluation loss of the same loop). Before, only a `for`
+        loop over the loader counted (DiffuSeq bea43e1's TrainLoop, DDP021 silent)."""
+        f = self.facts
+        return [call for call in f.calls_named("next") if dotted(call.func) == "next" and call.args
+                and next(f.enclosing_loops(call), None) is not None and batch_trains(f, call)
+                and self.as_built(call.args[0].value, loader)]
+
+    def site_draws(self, site: cst.Call, draws: list[cst.Call]) -> bool:
+        """Does the value the checked file binds at `site` (a call of the helper that builds the
+        loader) reach one of `draws` (`drawn_in_training`): is the iterator a `next()` there draws
+        from one of the names the object core hands that value on to (`data = load_data_text(...)`,
+        `TrainLoop(data=data)`, `self.data = data`)? The helper's other call, for the evaluation
+        loader drawn for a forward only, is not reported."""
+        flow = objects.of(self.facts)
+        refs = flow.carriers(set(flow.bound_at(site)))
+        return any(self.facts.ref(d.args[0].value) in refs for d in draws)
+
+    def trained_on(self, loader: cst.Call) -> bool:
+        """Does a loop of this file that trains iterate `loader` as it was built (`as_built`)?"""
+        f = self.facts
+        return any(isinstance(lp, cst.For) and f.trains(lp) and self.as_built(mt.strip_iteration(lp.iter), loader)
+                   for lp in f.loops)
+
+    def as_built(self, expr: cst.BaseExpression, loader: cst.Call) -> bool:
+        """Does `expr` iterate `loader` as it was built: the object core finds it may
+        (`loaders.loaders_of`: through names, `self.x` and `obj.x` of an instance, helpers' returns,
+        `with tqdm(loader) as bar`, `iter()`); the name it reads, and each name the loader is bound
+        to, holds loaders the core sees and nothing else (`loader = shard_loader(loader)` shards it,
+        and so does `model, loader = accelerator.prepare(model, loader)`); and where it reads a
+        parameter, every call of its function passes the loader (a `run_epoch(model, loader)` that
+        also gets the sharded training loader tells nothing about this one)?"""
+        f = self.facts
+        if not loaders_of(f, expr, [loader]):
+            return False
+        flow, loaders = objects.of(f), self.loader_calls
+        ref = f.ref(expr) if dotted(expr) else None
+        refs = [*flow.bound_to(loader), *([ref] if ref is not None else [])]
+        if any(not loaders_of(f, v, loaders) for r in refs for v in [*(v for _, v, _ in f.writes(r)), *f.unpacked_from(r)]):
+            return False
+        if ref is None or not isinstance(ref.scope, cst.FunctionDef) or ref.name not in param_names(ref.scope):
+            return True
+        passed = [f.argument_for(c, ref.scope, ref.name) for c in f.call_sites(ref.scope)]
+        return bool(passed) and all(a is not None and loaders_of(f, a, [loader]) for a in passed)
+
+    def whole_data(self, loader: cst.Call) -> bool:
+        """Is the loader's data set one that does not shard itself: torch's or torchvision's, or a
+        class of this file whose code never mentions ranks, world sizes or shards (also reordered or
+        subset by its own name, `train_ds = train_ds[order]`), and not one taken by a call handed this
+        process's rank (`partition_dataset(data, world_size, rank)` keeping a `Subset` of its share)?"""
+        f = self.facts
+        data = mt.positional(loader, 0) or mt.keyword(loader, "dataset")
+        origins = f.origins(data.value) if data is not None else []
+        ref = f.ref(data.value) if data is not None else None
+        built = [o for o in origins if not (isinstance(o, cst.Name) and ref is not None and f.ref(o) == ref)]
+        if built:
+            origins = built  # the name read back in its own store, `ds = ds[order]`: a reordering of what it held
+        if not origins:
+            return False
+        if data is not None and any(isinstance(o, cst.Call) and any(self.ranks.rank_dependent(a.value)
+                                                                   and not self._rank_flag(a.value) for a in o.args)
+                                    for o in [data.value, *f.origins(data.value)]):
+            return False  # taken by this process's rank: `partition(data, world_size, rank)`, a `Subset` of its share
+        return self._whole_origins(origins, set())
+
+    def _rank_flag(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` a yes/no answer about this process's rank (`rank == 0`, `is_primary()`, a name
+        holding one only), not a rank itself? A data set built with `download=is_primary()` (rank 0
+        downloads) is the same whole set on every process; before, the rank test among its arguments
+        read as a share taken by rank and the loader over it went unreported (decision 0221)."""
+        f = self.facts
+
+        def truth(o: cst.BaseExpression, depth: int) -> bool:
+            if isinstance(o, (cst.Comparison, cst.BooleanOperation)) or dotted(o) in ("True", "False") \
+                    or (isinstance(o, cst.UnaryOperation) and isinstance(o.operator, cst.Not)):
+                return True
+            funcs = self.ranks.callees(o) if isinstance(o, cst.Call) and depth else []
+            returned = [r for func in funcs for r in f.returned(func)]
+            return bool(returned) and all(truth(r, depth - 1) for r in returned)
+        return all(truth(o, 2) for o in f.origins(expr) or [expr])
+
+    def _whole_origins(self, origins: list[cst.BaseExpression], seen: set[cst.CSTNode]) -> bool:
+        """Does each of `origins` hold the whole data: a data set torch or torchvision builds, or a
+        class of this program that never mentions ranks, world sizes or shards, or a list or generator
+        comprehension over such data that reads no rank (`d_train = [t for lt in d_train for t in lt]`
+        flattens the samples every process holds; `[x for i, x in enumerate(ds) if i % world == rank]`
+        keeps this process's share)? Before: a comprehension was none of these, and the loader over it
+        was taken for one that shards itself (TransformerCVAE's `prepare_dataset` flattening its
+        prompts for two of its data types, DDP021 silent); after: it holds what it iterates."""
+        f = self.facts
+        for origin in origins:
+            if origin in seen:
+                continue  # the comprehension's own name read back in it (`ds = [t for t in ds]`)
+            if isinstance(origin, (cst.ListComp, cst.GeneratorExp)):
+                if SHARDING_WORDS.search(f.code(origin)) or self.ranks.rank_dependent(origin) \
+                        or not self._whole_origins(f.origins(origin.for_in.iter), seen | {origin}):
+                    return False
+                continue
+            if not isinstance(origin, cst.Call):
+                return False
+            qualified = f.qualify(origin.func) or ""
+            own = f.classes.get(dotted(origin.func) or "")
+            if own is not None:
+                if SHARDING_WORDS.search(f.code(own)) or "IterableDataset" in f.code(own):
+                    return False
+            elif not qualified.startswith(f.DATA_MODULES) or "Iterable" in qualified:
+                return False
+        return True
