@@ -1732,15 +1732,18 @@ class Facts:
         and what is the same on every process (a list filled with shared values)."""
         return self._filled.get(ref, [])
 
-    def unpacked_entries(self, call: cst.Call, key: str) -> list[cst.BaseExpression]:
+    def unpacked_entries(self, call: cst.Call, key: str, stored: bool = False) -> list[cst.BaseExpression]:
         """The values `call` may pass as its keyword `key` through a `**mapping` argument: the entry
         `key` of the dicts the mapping's name is bound to (written out, or `dict(key=...)`), and of
         what `.update(...)`s of that name merge in (a dict written out, a keyword argument, another
         such name): `DataLoader(ds, **train_kwargs)` after `train_kwargs.update(cuda_kwargs)` with
-        `cuda_kwargs = {"shuffle": True}`. Empty where no such entry is written."""
-        return [v for arg in call.args if arg.star == "**" for v in self._mapping_entries(arg.value, key, 3)]
+        `cuda_kwargs = {"shuffle": True}`. With `stored`, also the values stored into the name by
+        that key (`data_args["sampler"] = DistributedSampler(ds)`, check's DDP006; convert does not
+        ask it). Empty where no such entry is written."""
+        return [v for arg in call.args if arg.star == "**" for v in self._mapping_entries(arg.value, key, 3, stored)]
 
-    def _mapping_entries(self, expr: cst.BaseExpression, key: str, depth: int) -> list[cst.BaseExpression]:
+    def _mapping_entries(self, expr: cst.BaseExpression, key: str, depth: int,
+                         stored: bool = False) -> list[cst.BaseExpression]:
         if isinstance(expr, cst.Dict):
             return [e.value for e in expr.elements if isinstance(e, cst.DictElement) and mt.string_value(e.key) == key]
         if isinstance(expr, cst.Call) and mt.is_call_of(expr, "dict"):
@@ -1749,7 +1752,12 @@ class Facts:
         ref = self.ref(expr) if depth and dotted(expr) else None
         if ref is None:
             return []
-        found = [v for source in self.sources(ref) for v in self._mapping_entries(source, key, depth - 1)]
+        found = [v for source in self.sources(ref) for v in self._mapping_entries(source, key, depth - 1, stored)]
+        if stored:
+            found += [value for value, stmt in self._item_stores.get(ref, []) if isinstance(stmt, cst.Assign)
+                      and any(isinstance(t.target, cst.Subscript) and len(t.target.slice) == 1
+                              and isinstance(t.target.slice[0].slice, cst.Index)
+                              and mt.string_value(t.target.slice[0].slice.value) == key for t in stmt.targets)]
         for a in (a for method, update in self.filled(ref) if method == "update" for a in update.args):
             if a.keyword is None:
                 found += self._mapping_entries(a.value, key, depth - 1)

@@ -68,7 +68,11 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `tempfile.mkstemp()`, nor one named after each sample a function is handed where every call of it
     runs in a loop over a loader drawing from a DistributedSampler (`for p in predictions:
     open(os.path.join(out, p["file_name"]), "wb")`: each process writes its own shard's files), nor
-    `os.devnull`; not a file every process only empties, `with open(log_file, "w") as f: pass`, every
+    one computed from a batch such a loop draws (`for i, batch in enumerate(loader):` ...
+    `open(f"{paths[batch['index']]}.txt", "w")`, also in a helper every call of which the loop hands
+    the batch; the sampler also one stored into the loader's `**` mapping, `args["sampler"] = ...`,
+    or a sampler class of the program whose constructor reads the rank; not one from the loop's
+    count `i` or the epoch), nor `os.devnull`; not a file every process only empties, `with open(log_file, "w") as f: pass`, every
     other write of which comes after a wait of every process (`if ddp: dist.all_reduce(loss)` before
     the main process's `open(log_file, "a")`: all of them have emptied it by then); not a write
     inside the block of an inter-process file lock, `with FileLock(p + ".lock"):` or `portalocker.Lock`, which the processes enter in turn (the first writes,
@@ -167,6 +171,7 @@ def _on_every_rank(ctx: Context, call: cst.Call, path: cst.BaseExpression | None
                 and all(_on_one_rank(ctx, site, func) or _left_out_by(ctx, call, func, site) or ctx.ranks.undistributed(site)
                         for site in f.entries(func))
                 or path is not None and (_per_rank(ctx, path) or _per_sample_of_a_shard(ctx, call, path)
+                                         or _drawn_from_a_shard(ctx, call, path)
                                          or _null_device(ctx, path))
                 or ctx.ranks.undistributed(call)
                 or ctx.ranks.main_first(call, write=call) or ctx.ranks.ends_alone(call) or _told_main_process(ctx, call)
@@ -415,13 +420,95 @@ def _per_sample_of_a_shard(ctx: Context, call: cst.Call, path: cst.BaseExpressio
 def _in_a_sharded_loop(ctx: Context, node: cst.CSTNode) -> bool:
     """Does `node` run inside a `for` over a loader built with a DistributedSampler (`sampler=` one
     of whose values is one)?"""
+    return bool(_sharded_loops(ctx, node))
+
+
+def _sharded_loops(ctx: Context, node: cst.CSTNode) -> list[cst.For]:
+    """The `for` loops around `node` over a loader that shards its data between the processes: a
+    `DataLoader(...)` given a DistributedSampler (`sampler=`/`batch_sampler=`, or the entry of a
+    mapping it unpacks, `DataLoader(**data_args)` after `data_args["sampler"] = ...`), or a sampler
+    of the program's own class that reads this process's rank (`_rank_reading_sampler`)."""
     f = ctx.facts
     iterated, _ = ctx.loader_reads
-    sharded = {c for c in ctx.script.calls_of("torch.utils.data.DataLoader")
-               if (arg := mt.keyword(c, "sampler") or mt.keyword(c, "batch_sampler")) is not None
-               and any(isinstance(o, cst.Call) and o in ctx.script.calls_of(SAMPLER) for o in f.origins(arg.value))}
-    return any(isinstance(lp, cst.For) and not iterated.get(lp, frozenset()).isdisjoint(sharded) and f.is_inside(node, lp.body)
-               for lp in f.ancestors(node))
+    sharded = _sharded_loaders(ctx)
+    return [lp for lp in f.ancestors(node) if isinstance(lp, cst.For) and f.is_inside(node, lp.body)
+            and not iterated.get(lp, frozenset()).isdisjoint(sharded)]
+
+
+def _sharded_loaders(ctx: Context) -> frozenset[cst.Call]:
+    f = ctx.facts
+    found = set()
+    for c in ctx.script.calls_of("torch.utils.data.DataLoader"):
+        given = [a.value for a in (mt.keyword(c, "sampler"), mt.keyword(c, "batch_sampler")) if a is not None]
+        given += [*f.unpacked_entries(c, "sampler", stored=True), *f.unpacked_entries(c, "batch_sampler", stored=True)]
+        if any(isinstance(o, cst.Call) and (o in ctx.script.calls_of(SAMPLER) or _rank_reading_sampler(ctx, o))
+               for g in given for o in f.origins(g)):
+            found.add(c)
+    return frozenset(found)
+
+
+def _rank_reading_sampler(ctx: Context, call: cst.Call) -> bool:
+    """A call of a class of the program whose constructor reads this process's rank
+    (`DistributedInfSampler(dataset)`, whose `__init__` sets `rank = dist.get_rank()`): a sampler
+    that hands each process its own indices."""
+    f = ctx.facts
+    return any(isinstance(init := stmt, cst.FunctionDef) and init.name.value == "__init__"
+               and any(ctx.ranks.rank_dependent(n) for n in mt.findall(init.body, (cst.Name, cst.Attribute)))
+               for cls in f.built_classes(call) for stmt in cls.body.body)
+
+
+def _drawn(loop: cst.For) -> cst.BaseExpression:
+    """What a loop binds to the batches it draws: its target, but for the count of
+    `for i, batch in enumerate(loader)` (the same on every process)."""
+    target = loop.target
+    if mt.is_call_of(loop.iter, "enumerate") and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+        return target.elements[1].value
+    return target
+
+
+def _drawn_from_a_shard(ctx: Context, call: cst.Call, path: cst.BaseExpression, depth: int = 2) -> bool:
+    """A path computed from a batch that a loop over a sharded loader draws (`_sharded_loops`):
+    `for i, batch in enumerate(test_loader): index = batch["indexes"]; scene = paths[index];
+    open(f"{scene}.txt", "w")`, where the loader's sampler is a DistributedSampler: each process
+    writes the files of its own shard's samples (CPCM's per-scene predictions, decision 0234). Also
+    in a helper every call of which (`depth` calls up) passes such a value for the parameter the
+    path is computed from (`visualize(batch, out)` in the loop, whose `names = batch["names"]`
+    names the files). Not a path from the epoch number, the loop's count (`i`) or a constant (the
+    same on every process), nor one from the batch of a loader without such a sampler (every
+    process draws the same data)."""
+    return _from_a_shard(ctx, call, path, depth)
+
+
+def _from_a_shard(ctx: Context, at: cst.CSTNode, expr: cst.BaseExpression, depth: int, steps: int = 5) -> bool:
+    """Is `expr`, read at `at`, computed from a batch of a sharded loader (`_drawn_from_a_shard`)?"""
+    f = ctx.facts
+    targets = {n.value for lp in _sharded_loops(ctx, at) for n in mt.findall(_drawn(lp), cst.Name)}
+    func = f.scope(at)
+    seen: set[cst.CSTNode] = set()
+    todo: list[tuple[cst.BaseExpression, int]] = [(expr, steps)]
+    while todo:
+        node, left = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for n in [node] if isinstance(node, cst.Name) else mt.findall(node, cst.Name):
+            if not isinstance(n, cst.Name) or (ref := f.ref(n)) is None or ref.scope is not func:
+                continue
+            if n.value in targets:
+                return True
+            if depth and isinstance(func, cst.FunctionDef) and n.value in param_names(func) \
+                    and not f.writes(ref) and (sites := f.entries(func)) and all(
+                        (arg := f.argument_for(site, func, n.value)) is not None
+                        and _from_a_shard(ctx, site, arg, depth - 1) for site in sites):
+                return True
+            if left:
+                todo += [(v, left - 1) for v in f.sources(ref) if not _a_parameters_argument(f, v, func)]
+    return False
+
+
+def _a_parameters_argument(f: Facts, value: cst.BaseExpression, func: cst.CSTNode | None) -> bool:
+    """Is `value` (a source of a name) outside `func`: an argument a call passes for a parameter?"""
+    return f.scope(value) is not func
 
 
 # calls that answer a name no other process gets: a random UUID, a fresh temporary file
