@@ -1063,6 +1063,34 @@ class Facts:
                 or f"{program.part_of(c, self.parents).name}.{c.name.value}" in imported]
         return found
 
+    def _imported_classes(self, name: cst.Name) -> list[cst.ClassDef]:
+        """The classes of the program the imports of the function `name` is read in bind to it, one in each branch
+        (`from models.dcgan import DCGAN as model_class` or `from models.can import CAN as
+        model_class`, then `return model_class`: a model class picked by name, whose instance's
+        methods run the training; before, none was known, its batch loop trained nothing, and its
+        loader was neither sharded nor reshuffled); [] where any such import binds no class of the
+        program."""
+        scope = self.scope(name)
+        if not isinstance(scope, cst.FunctionDef):
+            return []
+        found: list[cst.ClassDef] = []
+        for node in self.by_type.get(cst.ImportFrom, ()):
+            if isinstance(node.names, cst.ImportStar) or self.scope(node) is not scope:
+                continue
+            for alias in node.names:
+                if (alias.asname.name.value if isinstance(alias.asname, cst.AsName) and
+                        isinstance(alias.asname.name, cst.Name) else dotted(alias.name)) != name.value:
+                    continue
+                same = self._same_named.get(dotted(alias.name) or "", [])
+                module = "." * len(node.relative) + (dotted(node.module) if node.module is not None else "")
+                own = [c for c in same if self.program is not None
+                       and self.program.part_of(c, self.parents).name == module]
+                cls = own[-1] if own else same[0] if len(same) == 1 else None
+                if cls is None:
+                    return []
+                found.append(cls)
+        return list(dict.fromkeys(found))
+
     def _namespace_classes(self, ref: Ref) -> list[cst.ClassDef]:
         """The classes a loop variable may hold that walks the namespace of modules of the program
         (`for name, cls in modellib.__dict__.items():`, `vars(module).values()`,
@@ -1884,7 +1912,9 @@ class Facts:
                      or (self._picked_classes(v) if isinstance(v, cst.Name) and v.value not in self.classes else [])
                      or (self._classes_looked_up_in_module(v) if isinstance(v, cst.Call) and len(v.args) >= 2
                          and not isinstance(v.args[1].value, cst.SimpleString) else []) for v in values]
-            if not values and type(ref.scope) is cst.FunctionDef:  # `for name, cls in modellib.__dict__.items():`
+            if not values and (imported := self._imported_classes(name)):  # `from m import A as cls` in a function
+                named = [imported]
+            elif not values and type(ref.scope) is cst.FunctionDef:  # `for name, cls in modellib.__dict__.items():`
                 named = [self._namespace_classes(ref)]
         finally:
             self._instancing.discard(ref)
