@@ -823,8 +823,13 @@ class Facts:
             if isinstance(arg, cst.Name) and (holder := self._instance_parameter_class(arg)) is not None:
                 found += [holder] if holder not in found else []  # `Saver(self)` in a method of `Trainer`
                 continue
-            classes = self._parameter_classes(arg, seen) if isinstance(arg, cst.Name) and not self.writes(
-                self.ref(arg) or ref) else self._instances_of(arg)
+            reaching = self.reaching_sources(arg) if isinstance(arg, cst.Name) else None
+            if reaching and all(isinstance(v, cst.Call) for v in reaching):  # what the name holds at this call
+                held = [self._instances_of(v) for v in reaching]
+                classes = list(dict.fromkeys(c for cs in held for c in cs)) if all(held) else []
+            else:
+                classes = self._parameter_classes(arg, seen) if isinstance(arg, cst.Name) and not self.writes(
+                    self.ref(arg) or ref) else self._instances_of(arg)
             if not classes:
                 return []
             found += [c for c in classes if c not in found]
