@@ -1518,7 +1518,7 @@ def _found_by_object(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTN
             untraced.remove(optimizer)
             continue
         if model is None:
-            model = _held_unnamed(facts, optimizer)
+            model = _one_name_bound(facts, optimizer) or _held_unnamed(facts, optimizer)
             if model is not None:
                 wrapped.append(model)
                 untraced.remove(optimizer)
@@ -1569,6 +1569,36 @@ def _bound_each(facts: Facts, optimizer: cst.Call) -> list[Model]:
         stmt, name, value = bound[0]
         found.append(_model_at(facts, (2 if _built(value) is not value else 1, stmt, name, None), optimizer, []))
     return found
+
+
+def _one_name_bound(facts: Facts, optimizer: cst.Call) -> Model | None:
+    """For an optimizer that reads its model off an object it is handed, where the modules it may
+    step are built in the branches of one function, each bound to the same name there (`model =
+    SimpleModel(ch_layer0=64, ...)` under `if ATTENTION_FLAG == "attention":`, `model = SimpleModel(
+    ch_layer0=16, ...)` under its `elif`, then `diffusion_model = DiffusionModel(model, ...)` and
+    `Adam(diffusion_model.model.parameters())`): that name, wrapped where it is ready (after the
+    branches: `_pick`, of its bindings in that function), as an optimizer over the name itself wraps it. Before, the several sites
+    were taken for a choice the object made, and the optimizer got a TODO. None where the name
+    is read before that place (an object given the bare module there would keep it), or where the
+    optimizer is built in another function."""
+    trained = objects.of(facts).trained(optimizer)
+    if len(trained) < 2 or not all(_module_site(facts, site) for site in trained):
+        return None
+    bound = [b for site in trained for b in _bound_names(facts, site)]
+    scope = facts.scope(optimizer)
+    if len(bound) != len(trained) or len({name for _, name, _ in bound}) != 1 \
+            or any(facts.scope(stmt) is not scope for stmt, _, _ in bound):
+        return None
+    name = bound[0][1]
+    model = _pick(facts, [c for c in _candidates(facts, name, optimizer, None) if facts.scope(c[1]) is scope], optimizer)
+    if model is None or not all(stmt is model.anchor or facts.is_inside(stmt, model.anchor) or (
+            facts.before(stmt, model.anchor) and not facts.apart(stmt, model.anchor))
+            for stmt, _, _ in bound if not facts.apart(stmt, optimizer)):
+        return None  # (wrapped in one branch: the other branch's module, which reaches the optimizer too, stays bare)
+    reads = [n for n in facts.names if n.value == name and facts.scope(n) is scope
+             and not any(facts.is_inside(n, stmt) for stmt, _, _ in bound) and facts.statement(n) is not model.anchor
+             and not facts.apart(n, model.anchor)]  # (a read in another branch of an `if` sees its own binding)
+    return None if any(not facts.before(model.anchor, n) or facts.is_inside(n, model.anchor) for n in reads) else model
 
 
 def _module_site(facts: Facts, site: cst.BaseExpression) -> bool:
