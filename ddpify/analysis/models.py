@@ -1580,10 +1580,17 @@ def _one_name_bound(facts: Facts, optimizer: cst.Call) -> Model | None:
     branches: `_pick`, of its bindings in that function), as an optimizer over the name itself wraps it. Before, the several sites
     were taken for a choice the object made, and the optimizer got a TODO. None where the name
     is read before that place (an object given the bare module there would keep it), or where the
-    optimizer is built in another function."""
-    trained = objects.of(facts).trained(optimizer)
+    optimizer is built in another function, or where a module has lazy layers (`nn.LazyConv2d`: DDP
+    refuses parameters not made yet, and the first forward runs after that place; ddpm's SimpleModel
+    has one, and the first version of this wrap stopped every process there, unnamed)."""
+    flow = objects.of(facts)
+    trained = flow.trained(optimizer)
     if len(trained) < 2 or not all(_module_site(facts, site) for site in trained):
         return None
+    if any(forward.lazy_layers(facts, cls) for site in trained for cls in flow.classes_built(site)) or any(
+            isinstance(site, cst.Call) and (facts.qualify(site.func) or "").rpartition(".")[2].startswith("Lazy")
+            for site in trained):
+        return None  # lazy layers: made at the first forward, after the place of this wrap (DDP refuses them)
     bound = [b for site in trained for b in _bound_names(facts, site)]
     scope = facts.scope(optimizer)
     if len(bound) != len(trained) or len({name for _, name, _ in bound}) != 1 \
