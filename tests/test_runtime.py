@@ -1356,8 +1356,10 @@ def test_shard_loader_deals_an_iterable_datasets_stream_out_in_whole_rounds(rank
 
 def test_shard_loader_shards_an_iterable_dataset_read_by_worker_processes(rank1_of_2):
     """Each worker's copy splits the stream the dataset gives it (here all of it: the single process
-    read it once per worker), so what rank 1 reads is the 2nd of every pair in each worker's copy."""
-    new = rt.shard_loader(DataLoader(Stream(8), batch_size=2, num_workers=2))
+    read it once per worker), so what rank 1 reads is the 2nd of every pair in each worker's copy.
+    The workers are spawned, as on macOS, so the shard is pickled to them: forking this
+    many-threaded test process crashed a worker now and then (a segfault in CI)."""
+    new = rt.shard_loader(DataLoader(Stream(8), batch_size=2, num_workers=2, multiprocessing_context="spawn"))
     assert sorted(x for batch in new for x in batch.tolist()) == [1, 1, 3, 3, 5, 5, 7, 7]
 
 
