@@ -73,7 +73,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep27c.json", 9),
                                         ("fresh_sweep28b.json", 8),
                                         ("fresh_sweep28a.json", 8),
-                                        ("fresh_sweep29a.json", 8)])
+                                        ("fresh_sweep29a.json", 8),
+                                        ("fresh_sweep29c.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -1834,6 +1835,13 @@ def test_the_twenty_eighth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep(
 def test_the_twenty_eighth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep28c.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep28c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 7 and not part_c & earlier
+
+
+def test_the_twenty_ninth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep29c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep29c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 7 and not part_c & earlier
 
