@@ -74,7 +74,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep28b.json", 8),
                                         ("fresh_sweep28a.json", 8),
                                         ("fresh_sweep29a.json", 8),
-                                        ("fresh_sweep29c.json", 8)])
+                                        ("fresh_sweep29c.json", 8),
+                                        ("fresh_sweep29b.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -1895,3 +1896,48 @@ def test_reshuffled_asks_a_new_order_only_of_the_loaders_the_original_drew_at_ra
                                 _made_loaders((made[0], 160), (made[1], 161)))
     checks, _ = sweep.judge(probe, ORIGINAL_TWO, 0, {}, 0)
     assert checks["sharded"] == "ok" and checks["reshuffled"] == verdict
+
+
+def test_the_stand_in_sklearn_draws_moons_and_circles_as_sklearn_does():
+    """A notebook's toy data set takes `make_moons(n, noise=..., random_state=...)[0]` and
+    `make_circles(..., factor=...)`, then indexes the points (round 29's normalizing flows, decision
+    0236): the no-op stand-in's object gave it none. Both draw n points of two classes on their curves
+    (no noise: the unit half circle and the shifted one; circles of radii 1 and `factor`), the same for the
+    same seed. Near miss: another `sklearn.datasets` function stays a no-op."""
+    out = subprocess.run([sys.executable, "-c", "import fresh_stubs; fresh_stubs.install()\n"
+                          "import numpy as np\nfrom sklearn.datasets import make_moons, make_circles, load_iris\n"
+                          "x, y = make_moons(7, random_state=0)\nc, d = make_circles(8, factor=0.5, shuffle=False)\n"
+                          "r = np.hypot(*c.T)\nu = np.hypot(x[y == 0, 0], x[y == 0, 1])\n"
+                          "print(x.shape, int(y.sum()), bool(np.allclose(u, 1)), bool(np.allclose(r[:4], 1)), bool(np.allclose(r[4:], 0.5)),"
+                          " bool(np.array_equal(make_moons(9, noise=0.1, random_state=3)[0], make_moons(9, noise=0.1, random_state=3)[0])),"
+                          " type(load_iris()).__name__)"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_EXTRA_STUBS": "sklearn",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["(7,", "2)", "4", "True", "True", "True", "True", "Anything"]
+
+
+def test_the_stand_in_albumentations_has_the_older_to_tensor():
+    """`albumentations.pytorch.ToTensor` (before 1.0; a course's transforms wrapper appends it, round 29's
+    school_of_ai notebook, decision 0236): a uint8 HWC picture as a float CHW tensor in [0, 1],
+    normalized where its `normalize` dict says. Near miss: ToTensorV2 keeps the values as they are."""
+    code = ("import numpy as np, albumentations as A, albumentations.pytorch as AP; "
+            "from albumentations.pytorch.transforms import ToTensor; "
+            "p = np.full((4, 5, 3), 255, dtype=np.uint8); "
+            "a = A.Compose([AP.ToTensor()])(image=p)['image']; "
+            "b = ToTensor(normalize={'mean': (0.5,) * 3, 'std': (0.25,) * 3})(image=p)['image']; "
+            "c = AP.ToTensorV2()(image=p)['image']; "
+            "print(tuple(a.shape), str(a.dtype), float(a.max()), float(b.max()), int(c.max()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["(3,", "4,", "5)", "torch.float32", "1.0", "2.0", "255"]
+
+
+def test_the_stand_in_cv2_colours_a_grey_picture_as_apply_color_map_does():
+    """A GradCAM helper turns `cv2.applyColorMap(heatmap, cv2.COLORMAP_JET)` into a tensor
+    (`torch.from_numpy(...).permute(2, 0, 1)`; round 29's school_of_ai notebook, decision 0236): the
+    no-op stand-in's object gave `from_numpy` nothing. A grey H x W uint8 picture comes back H x W x 3 uint8,
+    blue-green-red: white red, black blue. Near miss: another cv2 function stays a no-op."""
+    out = _stubbed("import cv2, numpy as np\n"
+                   "h = cv2.applyColorMap(np.array([[0, 255], [128, 64]], dtype=np.uint8), cv2.COLORMAP_JET)\n"
+                   "print(h.shape, h.dtype, int(h[0, 1].argmax()), int(h[0, 0].argmax()), type(cv2.resize).__name__)")
+    assert out.split() == ["(2,", "2,", "3)", "uint8", "2", "0", "Anything"]

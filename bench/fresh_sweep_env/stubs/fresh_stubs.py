@@ -212,6 +212,60 @@ def accuracy_score(y_true, y_pred, normalize=True, sample_weight=None):
     return float((right * weights).sum() / weights.sum()) if normalize else float((right * weights).sum())
 
 
+def _rng(random_state):
+    import numpy
+    return random_state if isinstance(random_state, numpy.random.RandomState) else numpy.random.RandomState(random_state)
+
+
+def make_moons(n_samples=100, *, shuffle=True, noise=None, random_state=None):
+    """sklearn.datasets.make_moons: two interleaving half circles, (X of shape (n, 2), y of 0s and 1s), as
+    sklearn draws them (a no-op stand-in's object gave a program's toy data set no points)."""
+    import numpy
+    n_out, n_in = (n_samples // 2, n_samples - n_samples // 2) if isinstance(n_samples, int) else n_samples
+    rng = _rng(random_state)
+    outer, inner = numpy.linspace(0, numpy.pi, n_out), numpy.linspace(0, numpy.pi, n_in)
+    x = numpy.vstack([numpy.append(numpy.cos(outer), 1 - numpy.cos(inner)),
+                      numpy.append(numpy.sin(outer), 1 - numpy.sin(inner) - 0.5)]).T
+    y = numpy.hstack([numpy.zeros(n_out, dtype=numpy.intp), numpy.ones(n_in, dtype=numpy.intp)])
+    if shuffle:
+        order = rng.permutation(len(y))
+        x, y = x[order], y[order]
+    if noise is not None:
+        x = x + rng.normal(scale=noise, size=x.shape)
+    return x, y
+
+
+def make_circles(n_samples=100, *, shuffle=True, noise=None, random_state=None, factor=0.8):
+    """sklearn.datasets.make_circles: a large circle holding a small one (radius ``factor``), as sklearn
+    draws them."""
+    import numpy
+    n_out, n_in = (n_samples // 2, n_samples - n_samples // 2) if isinstance(n_samples, int) else n_samples
+    rng = _rng(random_state)
+    outer = numpy.linspace(0, 2 * numpy.pi, n_out, endpoint=False)
+    inner = numpy.linspace(0, 2 * numpy.pi, n_in, endpoint=False)
+    x = numpy.vstack([numpy.append(numpy.cos(outer), numpy.cos(inner) * factor),
+                      numpy.append(numpy.sin(outer), numpy.sin(inner) * factor)]).T
+    y = numpy.hstack([numpy.zeros(n_out, dtype=numpy.intp), numpy.ones(n_in, dtype=numpy.intp)])
+    if shuffle:
+        order = rng.permutation(len(y))
+        x, y = x[order], y[order]
+    if noise is not None:
+        x = x + rng.normal(scale=noise, size=x.shape)
+    return x, y
+
+
+def apply_color_map(src, colormap=None, dst=None):
+    """cv2.applyColorMap: a grey uint8 picture (H x W) as a colour one (H x W x 3, uint8, blue-green-red as
+    OpenCV orders them) through a jet map, whichever map is named (a GradCAM heat map turned into a
+    tensor: the no-op stand-in's object gave `torch.from_numpy` nothing to take)."""
+    import numpy
+    grey = numpy.asarray(src)
+    grey = grey[..., 0] if grey.ndim == 3 else grey
+    v = grey.astype(numpy.float64) / 255.0
+    red, green, blue = (numpy.clip(1.5 - numpy.abs(4 * v - c), 0, 1) for c in (3, 2, 1))
+    return (numpy.stack([blue, green, red], axis=-1) * 255).astype(numpy.uint8)
+
+
 class SummaryWriter:
     """torch.utils.tensorboard.SummaryWriter / tensorboardX: records its creation as a write."""
 
@@ -258,6 +312,10 @@ class _Loader(importlib.abc.Loader):
             module.SummaryWriter = SummaryWriter
         if module.__name__ == "sklearn.metrics":  # a number, as a program adds it up (FRESH_SWEEP_EXTRA_STUBS=sklearn)
             module.accuracy_score = accuracy_score
+        if module.__name__ == "sklearn.datasets":  # toy data sets of points, as sklearn draws them
+            module.make_moons, module.make_circles = make_moons, make_circles
+        if module.__name__ == "cv2":  # a colour picture of the shape OpenCV returns
+            module.applyColorMap = apply_color_map
         if module.__name__ == "matplotlib":
             module.use = lambda *a, **k: None
 

@@ -1,4 +1,4 @@
-"""albumentations.pytorch.transforms: where ToTensorV2 is also found."""
-from albumentations.pytorch import ToTensorV2
+"""albumentations.pytorch.transforms: where ToTensorV2 (and the older ToTensor) are also found."""
+from albumentations.pytorch import ToTensor, ToTensorV2
 
-__all__ = ["ToTensorV2"]
+__all__ = ["ToTensor", "ToTensorV2"]
