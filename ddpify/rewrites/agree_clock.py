@@ -34,6 +34,11 @@ own folder there; another process, counting after it, would number a second fold
 ->
     save_dir = os.path.join(root, "exp-" + str(from_main_process(lambda: len(os.listdir(root)))))
 
+The next run's number, the count offset by a whole number before it is made text, is a count too
+(decision 0235): `"exp" + f"{len(os.listdir(root)) + 1}"` ->
+`"exp" + f"{from_main_process(lambda: len(os.listdir(root))) + 1}"`; the count kept as a number
+(`n = len(os.listdir(root)) + 1`) is left alone.
+
 A run numbered from a walk of its parent folder's listing by a helper that then makes the folder
 (`get_output_folder`: the highest `-runN` found, plus one) lists the main process's entries:
 `for folder_name in os.listdir(parent_dir):` becomes
@@ -85,7 +90,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
             "would name another run, where the others look for what the main process writes")
         edits.add_import("ddpify_runtime", "from_main_process")
     for count in _counts(facts):
-        if not _named(facts, count, False, HELPER_DEPTH):
+        if not _named(facts, count, False, HELPER_DEPTH, count=True):
             continue
         edits.replace(count, _from_main_process,
             f"`{facts.code(count)}` counted by the main process (from_main_process): it makes its run's folder "
@@ -156,18 +161,20 @@ def _names_something(facts: Facts, clock: cst.Call) -> bool:
                   HELPER_DEPTH)
 
 
-def _named(facts: Facts, reading: cst.Call, textual: bool, depth: int) -> bool:
+def _named(facts: Facts, reading: cst.Call, textual: bool, depth: int, count: bool = False) -> bool:
     """`_names_something` for `reading`: a clock call, or a call of a helper that returns one
     (`def stamp(): return time.strftime(...)`, then `run_dir = os.path.join("runs", stamp())`):
     the helper's value is followed to each of its call sites (`depth` helpers deep), every one of
-    which must name something once on every process."""
+    which must name something once on every process. With `count` (a folder's count of entries),
+    the count offset by a whole number before it is made text (`f"exp{len(os.listdir(root)) + 1}"`:
+    the next run's number) still numbers the run; a clock's arithmetic measures time."""
     node: cst.CSTNode = reading
     for anc in facts.ancestors(reading):
         if isinstance(anc, cst.Return) and anc.value is node:
             func = facts.scope(anc)
             sites = facts.call_sites(func) if isinstance(func, cst.FunctionDef) and depth > 0 else []
             return bool(sites) and _once_everywhere(facts, anc, func) \
-                and all(_named(facts, site, textual, depth - 1) for site in sites)
+                and all(_named(facts, site, textual, depth - 1, count) for site in sites)
         if isinstance(anc, (cst.Assign, cst.AnnAssign)):
             if node is not anc.value:
                 return False  # a target's subscript, not the value
@@ -188,9 +195,10 @@ def _named(facts: Facts, reading: cst.Call, textual: bool, depth: int) -> bool:
         elif isinstance(anc, (cst.FormattedString, cst.FormattedStringExpression)):
             textual = True
         elif isinstance(anc, cst.BinaryOperation):
-            if not (isinstance(anc.operator, (cst.Modulo, cst.Add)) and (textual or _texts(anc))):
+            offset = count and not textual and _offset(anc, node)  # `len(os.listdir(root)) + 1`: still a count
+            if not (offset or isinstance(anc.operator, (cst.Modulo, cst.Add)) and (textual or _texts(anc))):
                 return False  # arithmetic: `time.time() - start` measures
-            textual = True
+            textual = textual or not offset
         elif isinstance(anc, cst.IfExp) and node is not anc.test and not same_everywhere(facts, anc.test) or \
                 isinstance(anc, (cst.Lambda, cst.BaseComp, cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             return False
@@ -198,6 +206,13 @@ def _named(facts: Facts, reading: cst.Call, textual: bool, depth: int) -> bool:
     else:
         return False
     return textual and _once_everywhere(facts, reading)
+
+
+def _offset(op: cst.BinaryOperation, node: cst.CSTNode) -> bool:
+    """`node + 1`, `1 + node`, `node - 1`: `node` (a count) offset by a whole number."""
+    other = op.right if op.left is node else op.left if op.right is node else None
+    return isinstance(op.operator, (cst.Add, cst.Subtract)) and isinstance(other, cst.Integer) \
+        and (op.left is node or isinstance(op.operator, cst.Add))
 
 
 def _texts(op: cst.BinaryOperation) -> bool:

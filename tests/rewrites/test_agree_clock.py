@@ -51,6 +51,33 @@ def main():
     torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
 main()
 """, "a_run_numbered_by_its_folders_count_of_entries_is_the_main_process_s", also=set()),
+    # the next run's number, the count plus one, made text (a distillation study's
+    # `run_dir = os.path.join(config.checkpoint_dir, "run", "exp" + f"{len(os.listdir(run_dir)) + 1}")`, set 29a):
+    # the staggered process listed after the main process had made `exp1` and named `exp2`, then read its
+    # checkpoint back from there (FileNotFoundError); the count is the main process's, the offset is kept
+    pair("""\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+if __name__ == "__main__":
+    os.makedirs("runs", exist_ok=True)
+    run_dir = os.path.join("runs", "exp" + f"{len(os.listdir('runs')) + 1}")
+    os.makedirs(run_dir, exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
+""", """\
+import os
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import from_main_process
+
+if __name__ == "__main__":
+    os.makedirs("runs", exist_ok=True)
+    run_dir = os.path.join("runs", "exp" + f"{from_main_process(lambda: len(os.listdir('runs'))) + 1}")
+    os.makedirs(run_dir, exist_ok=True)
+""" + TRAIN + """\
+    torch.save(model.state_dict(), os.path.join(run_dir, "last.pt"))
+""", "a_run_numbered_by_its_folders_count_plus_one_is_the_main_process_s", also=set()),
     # the main process saves into its run folder, every process reads the checkpoint back from its own;
     # a reading inside another (`time.gmtime()` given to `time.strftime`) is taken with it, once (a broadcast
     # inside the lambda, which the main process alone runs, would wait for the others forever)
@@ -378,15 +405,18 @@ main()
     pytest.param("""\
 import glob
 import os
+import time
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 def main():
     n_images = len(os.listdir("data"))
+    n_batches = len(glob.glob("data/*.png")) + 1
+    elapsed = "took " + str(time.time() - 1.0)
     files = [f for f in sorted(glob.glob("data/*.png"))]
     for root in ("a", "b"):
         name = "run-" + str(len(os.listdir(root)))
 """ + TRAIN + """\
-    print(n_images, files, name)
+    print(n_images, n_batches, elapsed, files, name)
 main()
 """, id="a_count_used_as_a_number_a_listing_walked_or_a_count_in_a_loop"),
 ]
