@@ -108,7 +108,7 @@ def find(facts: Facts, models: Models) -> Loaders:
     numbered = {stmt for entry in loops if isinstance(entry.loop.body, cst.IndentedBlock) for stmt in entry.loop.body.body}
     rebuilt = [c for c in training if rebuilt_in_a_loop(facts, c) and facts.statement(c) not in numbered
                and (c in unlooped or not any(facts.is_inside(c, entry.loop) for entry in loops))]
-    unlooped = [c for c in unlooped if c not in rebuilt]
+    unlooped = [c for c in unlooped if c not in rebuilt and not made_per_pass(facts, c)]  # shard_loader numbers those
     drawing = {lp for found in fed.values() for lp, _ in found}  # a loader's batches: no slice by hand
     sharded_loops = list(dict.fromkeys([*(lp for c in training for lp, _ in fed.get(c, ())
                                           if isinstance(lp, (cst.For, cst.While))),
@@ -1116,7 +1116,31 @@ def made_per_pass(facts: Facts, call: cst.Call) -> bool:
     made there would start at epoch 0 each time, and the epoch loop's `set_epoch` cannot reach it:
     every pass would draw the same order."""
     func = facts.scope(call)
-    return isinstance(func, cst.FunctionDef) and (is_property(func) or _runs_in_a_loop(facts, func, 3))
+    return isinstance(func, cst.FunctionDef) and (is_property(func) or _runs_in_a_loop(facts, func, 3)
+                                                  or _passed_over_per_call(facts, call, func))
+
+
+def _passed_over_per_call(facts: Facts, call: cst.Call, func: cst.FunctionDef) -> bool:
+    """Is the loader `call` makes bound to a name of `func` (a statement of its own, in no loop of
+    `func`), passed over by a loop of `func` that draws from that name (`image_loader =
+    DataLoader(...)`, then `for i, (x, y) in enumerate(zip(image_loader, prior_loader)):` in the
+    `train()` an epoch loop calls once per epoch), where every call of `func` runs in a loop, at any
+    depth of its callers? Each call makes a new loader for one pass, which no epoch loop can name
+    (decision 0235). Not one `func` keeps (an attribute, a returned loader: the caller's epoch
+    loop names that), one made in a loop of `func` (`rebuilt_in_a_loop`), nor one `func` passes
+    over in an epoch loop of its own (`for epoch in range(n): for x in loader:`: set_epoch there)."""
+    stmt = facts.statement(call)
+    assign = mt.sole(stmt, cst.Assign)
+    if assign is None or assign.value is not call or len(assign.targets) != 1 \
+            or not isinstance(assign.targets[0].target, cst.Name) or next(facts.enclosing_loops(stmt), None) is not None:
+        return False
+    name = assign.targets[0].target.value
+    if any(isinstance(r, cst.Return) and r.value is not None and name in mt.names_in(r.value)
+           for r in facts.findall(func, cst.Return)):
+        return False
+    passes = [f for f in facts.findall(func, cst.For) if name in mt.names_in(f.iter)]
+    return bool(passes) and all(facts.scope(f) is func and not any(facts.scope(lp) is func for lp in facts.enclosing_loops(f))
+                                for f in passes) and _runs_in_a_loop(facts, func, 3, top=False)
 
 
 def _runs_in_a_loop(facts: Facts, func: cst.FunctionDef, depth: int, top: bool = True) -> bool:

@@ -42,6 +42,12 @@ one call) is sharded at the training caller, the helper left as it is:
 
 (sharded in the helper, the evaluation loader would be sharded too, its numbers one process's).
 
+A loader a function makes and passes over itself, where every call of that function comes in a loop
+(an epoch loop calls `train()`, which builds its loaders: no epoch loop can name them), is made anew
+for each pass: it goes through `shard_loader`, which gives each the epoch after the last one made
+there, so each pass draws a new order (decision 0235): `loader = DataLoader(ds, shuffle=True)` is
+followed by `loader = shard_loader(loader)`.
+
 A sampler passed by name is the one bound last before the loader is built (`s = A(...)` for one
 loader, `s = balanced(y)` for the next: the next's is the function's), and one that several loaders
 share is wrapped once; one made by another sampler class on another branch is wrapped too

@@ -211,6 +211,77 @@ def main():
 
 main()
 """, "loaders_made_anew_in_loops_that_number_no_epoch_go_through_shard_loader"),
+    # made and passed over in a function every call of which comes in an epoch loop (an adversarial
+    # autoencoder's `train()`, called once per epoch, builds its image and prior loaders, set 29a, decision
+    # 0235): no epoch loop can name them, and a DistributedSampler made there would start at epoch 0 at each
+    # call and every epoch repeat one order; shard_loader continues the epochs of the last one made there.
+    # Near miss: the same function called once, one pass: its loader keeps a DistributedSampler
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def train(model, opt, ds):
+    loader = DataLoader(ds, batch_size=4, shuffle=True)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+def pretrain(model, opt, ds):
+    warm = DataLoader(ds, batch_size=4, shuffle=True)
+    for x, y in warm:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+def main():
+    ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    pretrain(model, opt, ds)
+    for epoch in range(3):
+        train(model, opt, ds)
+
+
+main()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+from ddpify_runtime import shard_loader
+
+
+def train(model, opt, ds):
+    loader = DataLoader(ds, batch_size=4, shuffle=True)
+    loader = shard_loader(loader)
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+def pretrain(model, opt, ds):
+    warm = DataLoader(ds, batch_size=4, sampler=DistributedSampler(ds, shuffle=True))
+    for x, y in warm:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+def main():
+    ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    pretrain(model, opt, ds)
+    for epoch in range(3):
+        train(model, opt, ds)
+
+
+main()
+""", "a_loader_made_and_passed_over_in_a_function_an_epoch_loop_calls_goes_through_shard_loader"),
     # made through a functools.partial that gives some of its arguments (the shuffle too): a sampler added
     # to the call beside the partial's `shuffle=True` would make DataLoader raise; the loader was untraced
     # ("cannot trace to a DataLoader", left whole), found by a probe of the seventeenth sweep's part A
