@@ -71,8 +71,10 @@ def fill_trees(rows: list[dict], cache: Path, mirrors: Path) -> None:
     """Each row's whole repository at its commit, once per (repository, commit): its Python
     files (what `check` reads; a snapshot may lack its large binary files, so no `git archive`),
     the files that mark a project's root (`pyproject.toml`, `setup.cfg`: how far above a script
-    `check` looks for the project's packages, `ddpify.inputs.program`) and an empty `.git`, as in
-    a checkout (trees built before the eleventh set hold the Python files only)."""
+    `check` looks for the project's packages, `ddpify.inputs.program`), the small tensor files it
+    commits (`.pt`, `.pth` up to 1 MiB: DDP014 reads where their storages were saved,
+    `ddpify.analysis.tensor_files`; trees built before round 29 lack them) and an empty `.git`, as
+    in a checkout (trees built before the eleventh set hold the Python files only)."""
     cache.mkdir(parents=True, exist_ok=True)
     for row in rows:
         target = cache / row["key"]
@@ -83,15 +85,26 @@ def fill_trees(rows: list[dict], cache: Path, mirrors: Path) -> None:
         if git is None:
             print(f"no clone of {row['repo']} under {mirrors}", file=sys.stderr)
             continue
-        listing = subprocess.check_output(["git", "-C", str(git), "ls-tree", "-r", "-z", row["commit"]])
+        listing = subprocess.check_output(["git", "-C", str(git), "ls-tree", "-r", "-l", "-z", row["commit"]])
         blobs = [(entry.split(b"\t", 1)[1].decode(), entry.split()[2].decode()) for entry in listing.split(b"\0")
-                 if entry and entry.split()[1] == b"blob" and (entry.endswith(b".py") or _marks_root(entry))]
+                 if entry and entry.split()[1] == b"blob"
+                 and (entry.endswith(b".py") or _marks_root(entry) or _small_tensor_file(entry))]
         partial = cache / (row["key"] + ".partial")
         (partial / ".git").mkdir(parents=True)
         for path, blob in blobs:
             (partial / path).parent.mkdir(parents=True, exist_ok=True)
             (partial / path).write_bytes(subprocess.check_output(["git", "-C", str(git), "cat-file", "blob", blob]))
         partial.rename(target)
+
+
+# tensor files a tree keeps, up to 1 MiB each
+TENSOR_FILES = (b".pt", b".pth")
+
+
+def _small_tensor_file(entry: bytes) -> bool:
+    """Is a `git ls-tree -l` entry a tensor file of at most 1 MiB that the snapshot holds?"""
+    size = entry.split(b"\t", 1)[0].split()[3]
+    return entry.endswith(TENSOR_FILES) and size.isdigit() and int(size) <= 1 << 20
 
 
 def _marks_root(entry: bytes) -> bool:

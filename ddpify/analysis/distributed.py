@@ -712,18 +712,25 @@ def _is_main_test(test: cst.BaseExpression) -> bool:
 
 
 def one_visible_gpu_each(facts: Facts) -> bool:
-    """Does every process of the program see one GPU only, as the program itself shows? It wraps
-    its models in DDP on the device each process starts on (`device_ids=[device]` with `device =
-    torch.device(f"cuda:{torch.cuda.current_device()}")`) and never picks one (no
-    `torch.cuda.set_device`): with all of a node's GPUs visible every process would train on GPU 0,
-    so its launcher gives each one GPU (srun's `--gpus-per-task=1`), and `cuda:0` is each process's
-    own (a checkpoint saved from it loads back onto the loading process's GPU)."""
+    """Does every process of the program see one GPU only, or train on GPU 0 whatever it sees, as
+    the program itself shows? It wraps its models in DDP on the device each process starts on
+    (`device_ids=[device]` with `device = torch.device(f"cuda:{torch.cuda.current_device()}")`) or
+    on GPU 0 (`device_ids=[0]`), and picks none but that one (no `torch.cuda.set_device`, or only
+    `set_device(0)`): with all of a node's GPUs visible every process would train on GPU 0, so its
+    launcher gives each one GPU (srun's `--gpus-per-task=1`), and `cuda:0` is each process's own (a
+    checkpoint saved from it loads back onto the loading process's GPU, the one it trains on)."""
     wraps = facts.calls_to(DDP)
-    if not wraps or facts.calls_to("torch.cuda.set_device"):
+    if not wraps or not all((a := mt.positional(c, 0)) is not None and _gpu_zero(a.value)
+                            for c in facts.calls_to("torch.cuda.set_device")):
         return False
     given = [mt.keyword(w, "device_ids") for w in wraps]
     return all(g is not None and isinstance(g.value, cst.List) and g.value.elements
-               and all(_current_device(facts, e.value) for e in g.value.elements) for g in given)
+               and all(_current_device(facts, e.value) or _gpu_zero(e.value) for e in g.value.elements) for g in given)
+
+
+def _gpu_zero(expr: cst.BaseExpression) -> bool:
+    """`0` or `"cuda:0"`: GPU 0 of what the process sees."""
+    return isinstance(expr, cst.Integer) and expr.evaluated_value == 0 or mt.string_value(expr) == "cuda:0"
 
 
 def _current_device(facts: Facts, expr: cst.BaseExpression) -> bool:

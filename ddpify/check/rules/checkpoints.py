@@ -22,6 +22,7 @@ from ddpify.syntax.matchers import string_value
 from ddpify.analysis import writes
 from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.analysis.states import holds_no_tensors, loaded_data_set
+from ddpify.analysis.tensor_files import saved_on_the_cpu
 from ddpify.analysis.objects import MODEL, OPTIMIZER, of as objects_of
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
 
@@ -1445,7 +1446,11 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     `DataLoader(train_set, ...)`: the loader batches it on the CPU); nor in a
     program whose processes each see one GPU, as it shows by wrapping on the device each starts on
     and never picking one (`device_ids=[torch.cuda.current_device()]`, no `set_device`: srun's
-    `--gpus-per-task=1`), where `cuda:0` is every process's own.
+    `--gpus-per-task=1`), or on GPU 0 alone (`set_device(0)`, `device_ids=[0]`), where `cuda:0`
+    is every process's own, the one it trains on; nor for a file of the project,
+    named by a literal path, whose every storage the file itself shows saved on the CPU
+    (`torch.load("mean_var/mean.pt")` of a file committed beside the script:
+    `ddpify.analysis.tensor_files`).
     """
     if not ctx.script.distributed or one_visible_gpu_each(ctx.facts):  # each process's `cuda:0` its own
         return
@@ -1454,7 +1459,8 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
                 and not _per_rank_file(ctx, call) \
                 and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
                 and not _in_a_data_set(ctx, call) and not _own_cpu_cache(ctx, call) \
-                and not holds_no_tensors(ctx.facts, call) and not loaded_data_set(ctx.facts, call):
+                and not holds_no_tensors(ctx.facts, call) and not loaded_data_set(ctx.facts, call) \
+                and not saved_on_the_cpu(ctx.facts, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
     for call in _library_loads_unmapped(ctx):
