@@ -476,6 +476,8 @@ class SameValues:
         if name in PURE_BUILTINS or (f.qualify(call.func) or "").startswith("math.") or f.qualify(call.func) in HOLDERS:
             return all(self._core(a, proving) for a in call.args)
         helpers = [] if f.builds(call) else f.user_functions(call)  # `args = get_args()`
+        if helpers and all(_selects_an_argument(f, h) for h in helpers):  # `default(num_steps, len(dataset))`
+            return all(self._core(a, proving) for a in call.args)
         return bool(helpers) and all(self._returns_arguments(h) for h in helpers)
 
     def _returns_arguments(self, func: cst.FunctionDef) -> bool:
@@ -968,6 +970,8 @@ class SameValues:
             if self._asks_the_model(node):
                 return True  # `model.num_params()`: the replicas are one model
             funcs = f.user_functions(node)
+            if funcs and all(_selects_an_argument(f, func) for func in funcs):
+                return arguments  # `default(num_train_steps, len(dataset))`: one of its arguments
             if funcs:  # `args = get_args()`: what it returns; a function being proven (recursion) holds
                 return all(func in proving or f.returned(func) and all(
                     self._shared(r, proving | {func}) for r in self._distributed_returns(func))
@@ -1722,6 +1726,62 @@ def ranks(facts: Facts) -> Ranks:
     if found is None:
         found = facts.__dict__["_ranks"] = Ranks(facts, shared=lambda test: values(facts).same_everywhere(test))
     return found
+
+
+# what a function that picks one of its arguments may read besides them (`isinstance(d, str)`)
+PICKING_BUILTINS = frozenset({"None", "True", "False", "isinstance", "callable", "len", "type", "hasattr"})
+
+
+def _selects_an_argument(f: Facts, func: cst.FunctionDef) -> bool:
+    """Does `func` return one of its arguments (or None, or a literal), chosen by tests of its
+    arguments alone, so that it returns a shared value wherever every argument is one? lucidrains'
+    `default`: `def default(*args): for arg in args: if exists(arg): return arg` / `return None`,
+    with `def exists(v): return v is not None`; `def default(v, d): return v if exists(v) else d`.
+    What it reads is its parameters, the names its loops bind from them, a few builtins
+    (`isinstance`) and functions of the program that read their own parameters alone (`exists`):
+    no rank, clock or random draw can choose. Not a function that calls what it is given (`d()`)."""
+    block = f.parents.get(func)
+    if block is not None and isinstance(f.parents.get(block), cst.ClassDef):
+        return False  # a method: what it reads of `self` is the object's state, not an argument
+    params = {*param_names(func), *(p.name.value for p in (func.params.star_arg, func.params.star_kwarg)
+                                    if isinstance(p, cst.Param))}
+    assigned: list[cst.BaseExpression] = [
+        *(t.target for a in mt.findall(func.body, cst.Assign) for t in a.targets),
+        *(a.target for a in mt.findall(func.body, cst.AugAssign)), *(a.target for a in mt.findall(func.body, cst.AnnAssign))]
+    if any(t.value in params for target in assigned for t in target_names(target)):
+        return False  # `epoch = self.loader.epoch`: a parameter set anew holds something else
+    picked = params | {t for loop in mt.findall(func.body, cst.For) if isinstance(loop.iter, cst.Name)
+                       and loop.iter.value in params for t in (n.value for n in target_names(loop.target))}
+    returns = f.returns_in(func)
+    if not returns or not all(r.value is None or mt.is_name(r.value, "None") or isinstance(r.value, cst.BaseNumber)
+                              or string_value(r.value) is not None or _picks(r.value, picked) for r in returns):
+        return False
+    if any(isinstance(c.func, cst.Name) and c.func.value in picked for c in mt.findall(func.body, cst.Call)):
+        return False  # `d()`: what a given function returns
+    for node in mt.findall(func.body, cst.Name):
+        parent = f.parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return False  # `val.count`: what an object given holds, not the object
+        if node.value in picked or node.value in PICKING_BUILTINS or isinstance(parent, cst.Attribute) \
+                and parent.attr is node or isinstance(parent, cst.Arg) and parent.keyword is node:
+            continue
+        helpers = f.user_functions(parent) if isinstance(parent, cst.Call) and parent.func is node else []
+        if not (helpers and all(_reads_its_parameters(h) for h in helpers)):
+            return False
+    return True
+
+
+def _picks(value: cst.BaseExpression, picked: set[str]) -> bool:
+    """A name of `picked`, or `a if test else b` of such names."""
+    if isinstance(value, cst.IfExp):
+        return _picks(value.body, picked) and _picks(value.orelse, picked)
+    return isinstance(value, cst.Name) and value.value in picked
+
+
+def _reads_its_parameters(func: cst.FunctionDef) -> bool:
+    """Does `func` read its parameters alone, and a few builtins (`def exists(v): return v is not None`)?"""
+    params = set(param_names(func))
+    return all(n.value in params or n.value in PICKING_BUILTINS for n in mt.findall(func.body, cst.Name))
 
 
 def _tested_for_none(test: cst.Comparison) -> cst.BaseExpression | None:
