@@ -56,6 +56,8 @@ PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader
      "data = Data()\nx = data.trainloader\n", "data.trainloader", {"DataLoader([1, 2])"}),  # obj.x of an instance
     ("loader = DataLoader([1])\nwith tqdm(loader) as bar:\n    pass\n", "bar", {"DataLoader([1])"}),  # adapters
     ("loader = DataLoader([1])\nit = iter(loader)\n", "it", {"DataLoader([1])"}),
+    # an adapter given its iterable by keyword (tqdm's `iterable=`: 29c's DDPM trainer)
+    ("loader = DataLoader([1])\nbar = tqdm(iterable=loader, position=1, leave=False)\n", "bar", {"DataLoader([1])"}),
     ("class Data:\n    def loader(self):\n        return DataLoader([1])\nclass R:\n    def __init__(self, data):\n"
      "        self.data = data\n    def run(self):\n        x = self.data.loader()\n        return x\nR(Data())\n",
      "x", {"DataLoader([1])"}),  # a method of an object kept on self
@@ -128,6 +130,7 @@ def test_values_follow_objects(source, expr, made):
     ("class Data:\n    def __init__(self):\n        self.trainloader = DataLoader([1, 2])\n"
      "class Other:\n    pass\nd = Other()\nx = d.trainloader\n", "d.trainloader"),  # another class's instance
     ("m = unknown_factory()\nx = m.encoder\n", "m.encoder"),  # not a class of the program
+    ("loader = DataLoader([1])\nbar = tqdm(total=len(loader), desc='train')\n", "bar"),  # a bar given no iterable
     ("class T:\n    def __init__(self, cfg, **kwargs):\n        self.model = cfg['model']\n"
      "    def run(self):\n        return self.model\nT({}, model=Net())\n", "self.model"),  # an item of another dict
     (DATA + "FACTORY = {'other': Other}\ndata = FACTORY['other'](8)\nx = data.trainloader\n",

@@ -97,8 +97,11 @@ def find(facts: Facts, sliced: list[cst.For], drawing: set, deals: bool) -> Hand
 
 
 def _peel(expr: cst.BaseExpression) -> cst.BaseExpression:
-    while isinstance(expr, cst.Call) and expr.args and (dotted(expr.func) or "").split(".")[-1] in PEELED:
-        expr = expr.args[0].value
+    while isinstance(expr, cst.Call) and (dotted(expr.func) or "").split(".")[-1] in PEELED:
+        inner = mt.first_iterated(expr)
+        if inner is None:
+            break
+        expr = inner
     return expr
 
 

@@ -930,9 +930,12 @@ def _one_drawn(facts: Facts, ref: Ref, sources: list[cst.BaseExpression], keep_z
 
 def _strip_adapters(expr: cst.BaseExpression) -> cst.BaseExpression:
     """`enumerate(tqdm(x))` -> `x`, but not into a `zip`."""
-    while isinstance(expr, cst.Call) and expr.args and dotted(expr.func) != "zip" and \
+    while isinstance(expr, cst.Call) and dotted(expr.func) != "zip" and \
             (dotted(expr.func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
-        expr = expr.args[0].value
+        inner = mt.first_iterated(expr)
+        if inner is None:
+            break
+        expr = inner
     return expr
 
 

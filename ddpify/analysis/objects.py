@@ -230,7 +230,7 @@ class Objects:
             return self.values(func.value)
         qualified = f.qualify(func) or dotted(func)
         if qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
-            return Sites().union(*(self.values(a.value) for a in call.args if a.keyword is None))
+            return Sites().union(*(self.values(a) for a in mt.iterated(call)))  # (`tqdm(iterable=loader)`)
         if qualified == "getattr" and len(call.args) >= 2:
             if f.classes_looked_up(call):  # `getattr(models, name)`: a class of that module, a site of its own
                 return Sites({call})
@@ -685,7 +685,7 @@ class Objects:
             if isinstance(func, cst.Attribute) and func.attr.value in mt.SELF_RETURNING:
                 parts = [func.value]
             elif qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
-                parts = [a.value for a in expr.args if a.keyword is None]
+                parts = mt.iterated(expr)
             elif (passed := self.passed_through(expr)) is not None:
                 parts = [passed]
             elif not self.classes_built(expr):
@@ -750,7 +750,7 @@ class Objects:
             names = [dotted(e.value) if isinstance(e, cst.Element) else None for e in target.elements]
             if ref.name not in names:
                 continue
-            args = [a.value for a in iterated.args if a.keyword is None and not a.star]
+            args = mt.iterated(iterated, starred=False)
             if mt.is_call_of(iterated, "enumerate") and len(names) == 2 and names.index(ref.name) == 1 and args:
                 found.append(args[0])
             elif mt.is_call_of(iterated, "zip") and len(args) == len(names):
@@ -764,7 +764,7 @@ class Objects:
         target, iterated = loop.target, loop.iter
         if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
             return []
-        args = [a.value for a in iterated.args if a.keyword is None and not a.star] if isinstance(iterated, cst.Call) else []
+        args = mt.iterated(iterated, starred=False) if isinstance(iterated, cst.Call) else []
         if mt.is_call_of(iterated, "enumerate") and len(target.elements) == 2 and args:
             return [(target.elements[1].value, self._items(args[0]))]
         if mt.is_call_of(iterated, "zip") and len(args) == len(target.elements):
@@ -1243,9 +1243,9 @@ def _namedtuple_fields(f: Facts, site: cst.CSTNode) -> list[str]:
 
 def _adapted(expr: cst.BaseExpression) -> cst.BaseExpression:
     """What iterator adapters are given: `enumerate(tqdm(x))` -> `x`, `bar.track(x, total=n)` -> `x`."""
-    while isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None and \
+    while isinstance(expr, cst.Call) and mt.iterated(expr) and \
             (dotted(expr.func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS - {"zip"}:
-        expr = expr.args[0].value
+        expr = mt.iterated(expr)[0]
     return expr
 
 

@@ -209,11 +209,38 @@ def is_available_test(node: cst.CSTNode) -> bool:
     return is_method_call(node, "is_available")
 
 
+# the keyword an iterator adapter may be given its iterable by: tqdm's and enumerate's `iterable=`
+# (`tqdm(iterable=train_loader, leave=False)`), rich's `track(sequence=...)`
+ITERABLE_KEYWORDS = ("iterable", "sequence")
+
+
+def iterated(call: cst.Call, starred: bool = True) -> list[cst.BaseExpression]:
+    """What an iterator adapter's call iterates: its positional arguments (`zip(a, b)`: both;
+    `enumerate(loader, start=1)`: `loader`; `zip(*loaders)`: `loaders`, unless not `starred`), or,
+    with none, the one given by keyword (`tqdm(iterable=loader, position=1)`: `loader`); a bar given
+    no iterable (`tqdm(total=n)`) iterates nothing."""
+    given = [a for a in call.args if a.keyword is None]
+    if given:
+        return [a.value for a in given if starred or not a.star]
+    return [a.value for a in call.args if a.keyword is not None and a.keyword.value in ITERABLE_KEYWORDS][:1]
+
+
+def first_iterated(call: cst.Call) -> cst.BaseExpression | None:
+    """The first iterable an adapter's call iterates (`zip(*loaders)`: `loaders`; `tqdm(iterable=
+    loader)`: `loader`), None where it is given none."""
+    if call.args and call.args[0].keyword is None:
+        return call.args[0].value
+    found = iterated(call)
+    return found[0] if found else None
+
+
 def strip_iteration(expr: cst.BaseExpression) -> cst.BaseExpression:
-    """`enumerate(tqdm(train_loader))` -> `train_loader`; `train_loader.__iter__()` -> `train_loader`."""
+    """`enumerate(tqdm(train_loader))` -> `train_loader`, also given by keyword (`tqdm(iterable=
+    train_loader)`); `train_loader.__iter__()` -> `train_loader`."""
     while isinstance(expr, cst.Call) and dotted(expr.func) is not None:
-        if expr.args and dotted(expr.func).split(".")[-1] in ITERATION_WRAPPERS:
-            expr = expr.args[0].value
+        inner = first_iterated(expr) if dotted(expr.func).split(".")[-1] in ITERATION_WRAPPERS else None
+        if inner is not None:
+            expr = inner
         elif not expr.args and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "__iter__":
             expr = expr.func.value
         else:

@@ -1892,3 +1892,29 @@ for epoch, loss in enumerate(trainer.train()):
 """, also=frozenset({"shard-data"}))
     assert "        for epoch in range(self.epochs):\n            set_epoch(self.train_loader, epoch)\n" in out
     assert "set_epoch(self.val_loader" not in out and "TODO" not in out
+
+
+def test_a_batch_loop_over_a_bar_given_its_loader_by_keyword_is_found_in_the_epoch_loop_of_its_caller():
+    """`tqdm(iterable=train_loader, leave=False)` (29c's DDPM trainer, the loader handed down by
+    keyword from `main` to `train_model` to `train_epoch`): the loop trains on `train_loader`, and the
+    caller's epoch loop, itself over a bar given `range(...)` by keyword, sets its epoch; before,
+    only a positional iterable was followed: no epoch loop was found, every epoch drew one order."""
+    out = only(NAME, """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tqdm import tqdm
+def train_epoch(model, train_loader, optimizer):
+    bar = tqdm(iterable=train_loader, position=1, leave=False)
+    for i, (x, y) in enumerate(bar):
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+def train_model(model, optimizer, train_loader, n_epochs):
+    for epoch in tqdm(iterable=range(n_epochs), desc="epochs"):
+        train_epoch(model=model, train_loader=train_loader, optimizer=optimizer)
+model = torch.nn.Linear(3, 1)
+loader = DataLoader(TensorDataset(torch.randn(16, 3), torch.randn(16, 1)), batch_size=4, shuffle=True)
+train_model(model=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1), train_loader=loader, n_epochs=2)
+""", also=frozenset({"shard-data"}))
+    assert '    for epoch in tqdm(iterable=range(n_epochs), desc="epochs"):\n        set_epoch(train_loader, epoch)\n' in out
+    assert "loader = shard_loader(loader)\n" in out and "TODO" not in out
