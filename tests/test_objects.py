@@ -70,6 +70,18 @@ PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader
      "    ds = ds[0] if len(ds) == 1 else ds\n    return ds\ntrain, test = get()\n", "train",
      {"DataLoader([1])", "DataLoader([2])"}),  # a list grown by append, returned and unpacked
     ("ds = []\nother = []\nds.append(DataLoader([1]))\na, b = other\n", "a", set()),  # another list's items
+    # a nested tuple unpacked, a level at a time (fixmatch's `(labeled, unlabeled), valid, test = create_loaders()`),
+    # and a name after a starred part, counted from the end (decision 0242)
+    ("def make():\n    return (DataLoader([1]), DataLoader([2])), DataLoader([3])\n(a, b), c = make()\n", "b",
+     {"DataLoader([2])"}),
+    ("def make():\n    return (DataLoader([1]), DataLoader([2])), DataLoader([3])\n(a, b), c = make()\n", "c",
+     {"DataLoader([3])"}),
+    ("(a, [b, m]), c = (1, (DataLoader([1]), Net())), 2\nx = m\n", "m", {"Net()"}),
+    ("def make():\n    return DataLoader([1]), DataLoader([2]), DataLoader([3]), DataLoader([4])\n"
+     "a, *rest, b = make()\n", "b", {"DataLoader([4])"}),
+    ("def make():\n    return DataLoader([1]), DataLoader([2]), DataLoader([3]), DataLoader([4])\n"
+     "a, *rest, b = make()\n", "a", {"DataLoader([1])"}),
+    ("(m, o), e = torch.load('f.pt', weights_only=False)\n", "m", {"torch.load('f.pt', weights_only=False)"}),
     ] + [(PAIRS + loop + "    x = tr\n    y = te\n", name, {made})  # pairs appended to a list, unpacked by a loop
          for loop in ("for i, (tr, te) in enumerate(ds):\n", "for tr, te in ds:\n", "for (tr, te), n in zip(ds, [1]):\n",
                       "for i, (tr, te) in enumerate(ds[:2]):\n")
@@ -643,11 +655,15 @@ def test_an_attribute_of_an_instance_holds_what_its_class_keeps(read, holds):
 
 def test_names_bound_by_unpacking_are_indexed_by_their_last_name():
     facts, flow = core("class S:\n    def __init__(self):\n        self.G, self.D = build(4)\n"
-                       "enc, dec = Net(), nn.Linear(1, 1)\nfirst, *rest = [1, 2]\n")
+                       "enc, dec = Net(), nn.Linear(1, 1)\nfirst, *rest = [1, 2]\n(a, b), c = (Net(), 1), 2\n"
+                       "*_, last = [1, 2, 3]\n")
     found = {name: [(facts.code(t), facts.code(v)) for t, v, _ in entries]
              for name, entries in flow.unpacked_names.items()}
+    # before a star, the element at its place; after it, counted from the end; nested, a level at a time (decision
+    # 0242: `first` was given the whole list, `a` and `b` nothing)
     assert found == {"G": [("self.G", "build(4)")], "D": [("self.D", "build(4)")],
-                     "enc": [("enc", "Net()")], "dec": [("dec", "nn.Linear(1, 1)")], "first": [("first", "[1, 2]")]}
+                     "enc": [("enc", "Net()")], "dec": [("dec", "nn.Linear(1, 1)")], "first": [("first", "1")],
+                     "a": [("a", "Net()")], "b": [("b", "1")], "c": [("c", "2")], "last": [("last", "3")]}
 
 
 def test_a_name_bound_to_instances_of_several_classes_runs_each_ones_method():

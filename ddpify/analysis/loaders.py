@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names
+from ddpify.syntax.facts import Facts, Ref, is_property, param_names, target_names, unpacking_paths
 from ddpify.analysis import hand_batches, objects, phases
 from ddpify.analysis.module_classes import is_module_class
 from ddpify.analysis.objects import Sites
@@ -696,7 +696,7 @@ def _setting(facts: Facts) -> dict[str, list[cst.CSTNode]]:
     if found is None:
         found = facts.__dict__["_setting"] = defaultdict(list)
         for target, _, stmt in facts.assigns:
-            targets = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+            targets = [part for part, _ in unpacking_paths(target)]
             for name in dict.fromkeys(dotted(t) for t in targets):
                 found[name].append(stmt)
     return found
@@ -781,8 +781,7 @@ def _first_made(facts: Facts, stmt: cst.CSTNode, handler: cst.ExceptHandler, loa
     loop = next(facts.enclosing_loops(handler), None)
     targets = [t.target for t in stmt.body[0].targets] if isinstance(stmt, cst.SimpleStatementLine) and \
         isinstance(stmt.body[0], cst.Assign) else []
-    refs = {facts.ref(n) for t in targets for n in ([t] if not isinstance(t, cst.Tuple) else
-                                                    [e.value for e in t.elements])} - {None}
+    refs = {facts.ref(n) for t in targets for n, _ in unpacking_paths(t)} - {None}
     if loop is None:
         return []
     return [facts.statement(at) for ref in refs for value, at in _bindings(facts, ref)
@@ -801,11 +800,10 @@ def _made_again_within(facts: Facts, loop: cst.CSTNode, iterator: cst.BaseExpres
 
 
 def _bindings(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
-    """(value, statement) of each assignment to `ref`, also as a part of a tuple
+    """(value, statement) of each assignment to `ref`, also as a part of a tuple, nested too
     (`a_it, b_it = iter(a), iter(b)`: the whole value)."""
     return [(value, stmt) for target, value, stmt in facts.assigns
-            if any(facts.ref(t, stmt) == ref for t in ([e.value for e in target.elements]
-                                                       if isinstance(target, (cst.Tuple, cst.List)) else [target]))]
+            if any(facts.ref(t, stmt) == ref for t, _ in unpacking_paths(target))]
 
 
 def _drawn_in_training(facts: Facts, node: cst.CSTNode, consumed: set[cst.FunctionDef], depth: int = 3) -> bool:

@@ -32,7 +32,7 @@ from ddpify.analysis.call_branches import left_out
 from ddpify.analysis.module_classes import is_module_class
 from ddpify.analysis.objects import Sites
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, argument_slot, param_names, target_names
+from ddpify.syntax.facts import Facts, Ref, argument_slot, param_names, target_names, unpacking_paths
 from ddpify.syntax.names import dotted
 
 
@@ -1111,10 +1111,10 @@ def _unpacked_elements(facts: Facts) -> Iterator[tuple[cst.BaseExpression, cst.B
     function returns such a tuple."""
     for target, _, stmt in facts.assigns:
         if isinstance(target, (cst.Tuple, cst.List)) and not isinstance(stmt, cst.AugAssign):
-            for element in target.elements:
-                ref = facts.ref(element.value, stmt)
+            for part, _ in unpacking_paths(target):
+                ref = facts.ref(part, stmt)
                 for value in facts.unpacked_elements(ref) if ref is not None else ():
-                    yield element.value, value, stmt
+                    yield part, value, stmt
 
 
 def _read_in_several_classes(facts: Facts, calls: list[cst.Call], optimizer: cst.Call) -> set[str]:
@@ -3035,14 +3035,14 @@ def _unpacked_writes(facts: Facts, ref: Ref) -> list[tuple[cst.BaseExpression, c
     for each unpacking that binds `ref`; the object is the element of a literal tuple, else what
     the whole value is made of (a reloaded whole model is not the wrapper)."""
     found: list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]] = []
-    for value, i in facts._unpacking.get(ref, ()):
+    for value, path in facts._unpacking.get(ref, ()):
         stmt = facts.parent(value)
         if stmt is None:
             continue
-        elements = facts._unpacked(value, i)
+        elements = facts._unpacked(value, path)
         tuples = [t.target for t in stmt.targets if isinstance(t.target, (cst.Tuple, cst.List))] \
             if isinstance(stmt, cst.Assign) else []
-        target = next((t.elements[i].value for t in tuples if i < len(t.elements)), None)
+        target = next((part for t in tuples for part, at in unpacking_paths(t) if at == path), None)
         if target is not None:
             found += [(target, e, stmt) for e in elements] or [(target, value, stmt)]
     return found
@@ -3272,7 +3272,7 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
     only after the `read` (`model = AutoModel(...)`; `model.kwargs`; ...; `model = trainer.wrap(model)`,
     or `model, opt = distributed_opt(model, opt)`)."""
     calls = [] if "." in ref.name else [value for value in facts.sources(ref) if isinstance(value, cst.Call)]
-    unpacked = [(value, i) for value, i in facts._unpacking.get(ref, ()) if isinstance(value, cst.Call)]
+    unpacked = [(value, path) for value, path in facts._unpacking.get(ref, ()) if isinstance(value, cst.Call)]
     if not calls and not unpacked:
         return None
     later = {id(value) for _, value, stmt in facts.writes(ref) if read is not None and _only_after(facts, read, stmt)}
@@ -3281,9 +3281,9 @@ def _returned_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, ref: Re
     if any(_returns_its_wrap(facts, refs, func) for func, _ in funcs):
         return MAYBE
     returned = [r for func, value in funcs for r in _returned_for(facts, func, value)]
-    returned += [e for value, i in unpacked if id(value) not in later
+    returned += [e for value, path in unpacked if id(value) not in later
                  and not (read is not None and _only_after(facts, read, facts.statement(value)))
-                 and not any(_unwraps(facts, func) for func in facts.user_functions(value)) for e in facts._unpacked(value, i)]
+                 and not any(_unwraps(facts, func) for func in facts.user_functions(value)) for e in facts._unpacked(value, path)]
     return MAYBE if any(_holds(facts, refs, answers, r, depth - 1) for r in returned) else None
 
 

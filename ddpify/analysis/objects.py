@@ -42,7 +42,7 @@ import libcst as cst
 
 from ddpify.analysis.module_classes import is_module_class
 from ddpify.syntax import matchers as mt
-from ddpify.syntax.facts import Facts, Ref, is_property
+from ddpify.syntax.facts import Facts, Ref, is_property, unpacking_paths, written_element
 from ddpify.syntax.names import dotted
 
 MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
@@ -627,20 +627,27 @@ class Objects:
             found |= Sites().union(*(self._bound_in(pattern, items, ref) for pattern, items in self._loop_items(loop)))
         for held in self._item_loops.get(ref, ()):  # `for k, v in self.writers.items():`
             found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s} for s in self.values(held)))
-        for value, i in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
-            if not f._unpacked(value, i):
-                found |= Sites().union(*(self._element_at(s, i) for s in self.values(value)))
+        for value, path in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
+            if not f._unpacked(value, path):
+                sites = self.values(value)
+                for i in path:
+                    sites = Sites().union(*(self._element_at(s, i) for s in sites))
+                found |= sites
         for item in self.facts.entered(ref):
             found |= self.values(item)
         return found | self._property_values(ref)
 
-    def _element_at(self, site: cst.CSTNode, i: int) -> Sites:
+    def _element_at(self, site: cst.CSTNode, i: int | None) -> Sites:
         """What element `i` of `site` may be, where a name is unpacked from it: of a tuple or list
         written out, its `i`th element (`model_cls, params_cls = TASKS[name]` of `TASKS = {"copy":
         (CopyTask, CopyParams), ...}`: `CopyTask` of each row, never `CopyParams`; unpacking raises
-        unless the row has as many elements as the target, so a row written out is the row); of any
-        other container, every element; else the site itself (a load, a call of a library)."""
-        if isinstance(site, (cst.Tuple, cst.List)) and i < len(site.elements) \
+        unless the row has as many elements as the target, so a row written out is the row; `i`
+        negative counts from the end, after a starred part); of any other container, every element;
+        else the site itself (a load, a call of a library). A starred part (`i` None) is a list of
+        some of the elements: the site, as a container of them."""
+        if i is None:
+            return Sites({site})
+        if isinstance(site, (cst.Tuple, cst.List)) and -len(site.elements) <= i < len(site.elements) \
                 and not any(isinstance(e, cst.StarredElement) for e in site.elements):
             return self.values(site.elements[i].value)
         return self.elements(site) if isinstance(site, CONTAINERS) else Sites({site})
@@ -728,14 +735,11 @@ class Objects:
         for target, value, stmt in self.facts.assigns:
             if not isinstance(target, (cst.Tuple, cst.List)) or isinstance(stmt, cst.AugAssign):
                 continue
-            starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
-            for i, element in enumerate(target.elements):
-                name = dotted(element.value)
-                if name is None or name.count(".") > 1 or isinstance(element, cst.StarredElement):
+            for part, path in unpacking_paths(target):  # (also of a nested tuple: `(a, b), c = ...`)
+                name = dotted(part)
+                if name is None or name.count(".") > 1 or None in path:
                     continue
-                literal = isinstance(value, (cst.Tuple, cst.List)) and not starred and i < len(value.elements) \
-                    and isinstance(value.elements[i], cst.Element)
-                index[name.split(".")[-1]].append((element.value, value.elements[i].value if literal else value, stmt))
+                index[name.split(".")[-1]].append((part, written_element(value, path), stmt))
         return index
 
     def _paired_loops(self, ref: Ref) -> list[cst.BaseExpression]:

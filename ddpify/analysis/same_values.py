@@ -1664,9 +1664,9 @@ def _unpacked_batch_size(f: Facts, ref: Ref) -> bool:
     this process's data, and Person_reID's skip of a short last batch read as a `continue` some
     ranks take (DDP005)."""
     unpacked = f._unpacking.get(ref, ())
-    return bool(unpacked) and not f.writes(ref) and all(i == 0 and (
+    return bool(unpacked) and not f.writes(ref) and all(path == (0,) and (
         mt.is_attribute(value, "shape") or isinstance(value, cst.Call) and mt.is_method_call(value, "size")
-        and not value.args) for value, i in unpacked)
+        and not value.args) for value, path in unpacked)
 
 
 def _batch_size(node: cst.CSTNode) -> bool:

@@ -18,7 +18,7 @@ import re
 from collections import defaultdict
 from contextlib import contextmanager
 from functools import cached_property
-from typing import Iterator, NamedTuple, Protocol, Sequence
+from typing import Iterator, NamedTuple, Optional, Protocol, Sequence, Tuple
 
 import libcst as cst
 
@@ -32,6 +32,7 @@ from ddpify.syntax.names import CANONICAL, Imports, dotted, import_nodes
 IMPORTS_MODULE = frozenset({"importlib.import_module", "import_module"})
 FROM_SPEC = frozenset({"importlib.util.module_from_spec", "util.module_from_spec", "module_from_spec"})
 Scope = cst.CSTNode  # a FunctionDef, a ClassDef (for `self.x`), or the Module
+Path = Tuple[Optional[int], ...]  # the place of an unpacked part, level by level (`unpacking_paths`)
 
 
 
@@ -199,7 +200,7 @@ class Facts:
         # an index's pass keeps what it found (`_apart`)
         self._cycles = 0
         self._origins: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
-        self._unpacked_memo: dict[tuple[cst.BaseExpression, int], list[cst.BaseExpression]] = {}
+        self._unpacked_memo: dict[tuple[cst.BaseExpression, Path], list[cst.BaseExpression]] = {}
         self._qualified: dict[cst.CSTNode, str | None] = {}  # (the node kept as the key: no id is reused)
         self._looked_up: dict[cst.Call, str | None] = {}  # `looked_up_in`
         self._refs: dict[object, Ref | None] = {}  # `ref`: by the expression, or (expression, place)
@@ -2036,13 +2037,14 @@ class Facts:
         return _grouped(self.assigns, lambda assign: self.ref(assign[0], assign[2]))
 
     @cached_property
-    def _unpacking(self) -> dict[Ref, list[tuple[cst.BaseExpression, int]]]:
-        """`a, b = value`: (value, position) for each name bound by unpacking."""
+    def _unpacking(self) -> dict[Ref, list[tuple[cst.BaseExpression, Path]]]:
+        """`a, b = value`: (value, path) for each name bound by unpacking (`unpacking_paths`): `(0,)`
+        for `a`; `(0, 1)` for `b` of `(a, b), c = value`; `(-1,)` for `c` of `*rest, c = value`."""
         index: dict[Ref, list] = defaultdict(list)
         for target, value, stmt in self.assigns:
             if isinstance(target, (cst.Tuple, cst.List)) and not isinstance(stmt, cst.AugAssign):
-                for i, element in enumerate(target.elements):
-                    index[self.ref(element.value, stmt)].append((value, i))
+                for part, path in unpacking_paths(target):
+                    index[self.ref(part, stmt)].append((value, path))
         return index
 
     def keyword_arguments(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
@@ -2069,9 +2071,7 @@ class Facts:
         """What `ref` is unpacked from: its element of a tuple written out (`save_dir, rank =
         opt.save_dir, opt.global_rank`: `opt.global_rank`), else the whole value (`epoch, var =
         load_state(path)`: `load_state(path)`)."""
-        return [value.elements[i].value if isinstance(value, (cst.Tuple, cst.List)) and i < len(value.elements)
-                and not any(isinstance(e, cst.StarredElement) for e in value.elements) else value
-                for value, i in self._unpacking.get(ref, ())]
+        return [written_element(value, path) for value, path in self._unpacking.get(ref, ())]
 
     def unpacked_parts(self, ref: Ref) -> list[cst.BaseExpression]:
         """What `ref` is unpacked from, as closely as it is known: its element of a tuple written out
@@ -2576,23 +2576,31 @@ class Facts:
         """`loaders["train"] = DataLoader(...)`: values stored into a container by item."""
         return {ref: [value for value, _ in stores] for ref, stores in self._item_stores.items()}
 
-    def _unpacked(self, value: cst.BaseExpression, i: int) -> list[cst.BaseExpression]:
-        """Element `i` of a tuple value, or of the tuples a helper function returns."""
-        if (value, i) not in self._unpacked_memo:
-            self._unpacked_memo[value, i] = []  # a function that returns its own call adds nothing
+    def _unpacked(self, value: cst.BaseExpression, path: Path) -> list[cst.BaseExpression]:
+        """The element at `path` (`unpacking_paths`) of a tuple value, or of the tuples a helper
+        function returns, a level at a time: `lb` for `b` of `(a, b), c = make()` where `make`
+        returns `(la, lb), lv`. Nothing for a starred part (a list of some of the elements)."""
+        if (value, path) not in self._unpacked_memo:
+            self._unpacked_memo[value, path] = []  # a function that returns its own call adds nothing
             read = self._partial_reads()
-            found = list(dict.fromkeys(self._unpacked_of(value, i)))
+            found = list(dict.fromkeys(self._unpacked_of(value, path)))
             if self._partial_reads() != read:
-                del self._unpacked_memo[value, i]
+                del self._unpacked_memo[value, path]
                 return found  # (as `sources`)
-            self._unpacked_memo[value, i] = found
-        return self._unpacked_memo[value, i]
+            self._unpacked_memo[value, path] = found
+        return self._unpacked_memo[value, path]
 
-    def _unpacked_of(self, value: cst.BaseExpression, i: int) -> list[cst.BaseExpression]:
+    def _unpacked_of(self, value: cst.BaseExpression, path: Path) -> list[cst.BaseExpression]:
+        i, rest = path[0], path[1:]
+        if i is None:
+            return []
         if isinstance(value, (cst.Tuple, cst.List)):
-            return [value.elements[i].value] if i < len(value.elements) else []
+            if any(isinstance(e, cst.StarredElement) for e in value.elements) or not -len(value.elements) <= i < len(value.elements):
+                return []
+            element = value.elements[i].value
+            return [element] if not rest else self._unpacked(element, rest)
         if isinstance(value, cst.Call):
-            return [e for f in self.user_functions(value) for r in self.returned(f) for e in self._unpacked(r, i)]
+            return [e for f in self.user_functions(value) for r in self.returned(f) for e in self._unpacked(r, path)]
         return []
 
     @cached_property
@@ -3378,6 +3386,39 @@ def _namespace_walked(loop: cst.For) -> tuple[cst.BaseExpression | None, cst.Bas
     module = space.value if isinstance(space, cst.Attribute) and space.attr.value == "__dict__" else \
         space.args[0].value if isinstance(space, cst.Call) and mt.is_name(space.func, "vars") and len(space.args) == 1 else None
     return (module, pair) if walked.func.attr.value == "items" else (module, target)
+
+
+def unpacking_paths(target: cst.BaseExpression) -> list[tuple[cst.BaseExpression, Path]]:
+    """Each part an unpacking target binds (a name, `self.x`, `d[k]`), with its path: the place
+    of each level, counted from the end after a starred part (`*rest, last = value`: `(-1,)`
+    for `last`), and None for the starred part itself (a list of some of the elements). `(a,
+    b), c = value`: `a` (0, 0), `b` (0, 1), `c` (1,). Before, only the top level was followed:
+    `a` and `b` were bound to nothing and `c` after a star to the element at its own place from
+    the start (fixmatch's `(labeled, unlabeled), valid, test = create_loaders(...)`, decision 0242)."""
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return [(target, ())]
+    elements = target.elements
+    star = next((i for i, e in enumerate(elements) if isinstance(e, cst.StarredElement)), None)
+    found: list[tuple[cst.BaseExpression, Path]] = []
+    for i, element in enumerate(elements):
+        place = i if star is None or i < star else None if i == star else i - len(elements)
+        if isinstance(element.value, (cst.Tuple, cst.List)) and place is not None:
+            found += [(part, (place, *path)) for part, path in unpacking_paths(element.value)]
+        else:
+            found.append((element.value, (place,)))
+    return found
+
+
+def written_element(value: cst.BaseExpression, path: Path) -> cst.BaseExpression:
+    """The element at `path` (`unpacking_paths`) of a tuple written out, as deep as it is written
+    out (`opt.global_rank` of `save_dir, rank = opt.save_dir, opt.global_rank`), else the value
+    it is part of (`load_state(path)` of `epoch, var = load_state(path)`)."""
+    for i in path:
+        if i is None or not isinstance(value, (cst.Tuple, cst.List)) or not -len(value.elements) <= i < len(value.elements) \
+                or any(isinstance(e, cst.StarredElement) for e in value.elements):
+            break
+        value = value.elements[i].value
+    return value
 
 
 def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:

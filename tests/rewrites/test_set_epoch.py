@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from tests.support.snippets import ARGS, SCRIPT, TRAINS, kept, only, pair, rewrite_tests, rewritten, unchanged
+from tests.support.snippets import ARGS, SCRIPT, TRAINS, kept, only, pair, rewrite_tests, rewritten, run, unchanged
 
 NAME = "set-epoch"
 
@@ -1918,3 +1920,67 @@ train_model(model=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1), 
 """, also=frozenset({"shard-data"}))
     assert '    for epoch in tqdm(iterable=range(n_epochs), desc="epochs"):\n        set_epoch(train_loader, epoch)\n' in out
     assert "loader = shard_loader(loader)\n" in out and "TODO" not in out
+
+
+NESTED_LOADERS = """\
+import torch
+from torch.utils.data import DataLoader, RandomSampler, TensorDataset
+
+
+def create_loaders(ds):
+    labeled = DataLoader(ds, batch_size=4, sampler=RandomSampler(ds))
+    unlabeled = DataLoader(ds, batch_size=8, sampler=RandomSampler(ds))
+    valid = DataLoader(ds, batch_size=4, shuffle=True)
+    test = DataLoader(ds, batch_size=4)
+    return {returned}
+
+
+def train_epoch(model, opt, first, second):
+    for (x, y), (u, _) in zip(first, second):
+        loss = ((model(x) - y) ** 2).mean() + model(u).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def train(model, first, second, valid, epochs):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        train_epoch(model, opt, first, second)
+        with torch.no_grad():
+            for x, y in valid:
+                model(x)
+
+
+ds = TensorDataset(torch.randn(32, 3), torch.randn(32, 1))
+{unpacked}
+train(torch.nn.Linear(3, 1), {first}, {second}, valid, 3)
+"""
+
+
+@pytest.mark.parametrize("returned, unpacked, first, second, trained", [
+    ("(labeled, unlabeled), valid, test", "(a, b), valid, test = create_loaders(ds)", "a", "b", ("labeled", "unlabeled")),
+    ("(labeled, unlabeled), valid, test", "[a, b], *rest = create_loaders(ds)\nvalid = rest[0]", "a", "b", ("labeled", "unlabeled")),
+    ("valid, test, test, labeled, unlabeled", "valid, *_, a, b = create_loaders(ds)", "a", "b", ("labeled", "unlabeled")),
+    # near misses: the inner pair is the one not trained; a starred part holds the training pair
+    ("(valid, test), (labeled, unlabeled)", "(valid, t), (a, b) = create_loaders(ds)", "a", "b", ("labeled", "unlabeled")),
+    ("labeled, unlabeled, test, valid", "a, b, *rest, valid = create_loaders(ds)", "a", "b", ("labeled", "unlabeled")),
+], ids=["nested", "nested_list_then_starred", "after_a_star", "trained_pair_second", "star_between"])
+def test_loaders_unpacked_from_a_nested_or_starred_tuple_are_reshuffled_where_the_epoch_loop_trains_them(
+        returned, unpacked, first, second, trained):
+    """Round 28's FixMatch: `(train_loader_labeled, train_loader_unlabeled), validation_loader,
+    test_loader = create_loaders(...)`, both handed to `train()`, whose epoch loop calls
+    `train_epoch(...)` over `zip(labeled, unlabeled)`. The unpacking was followed one level deep:
+    the inner pair held nothing known ("no epoch loop found" at each loader, one order every epoch,
+    or no sampler at all), and a name after a starred part took the element at its own place from
+    the start (`valid, *_, a, b`: the test loader, sharded in order, the training pair left whole).
+    Now each part takes the element at its path, a place counted from the end after a star.
+    Near misses: where the inner pair is the one left untrained, or the star sits between, the
+    loaders that train are the ones sharded and reshuffled, and the others are left whole."""
+    code, _ = run(NESTED_LOADERS.format(returned=returned, unpacked=unpacked, first=first, second=second))
+    assert "        set_epoch(first, epoch)\n        set_epoch(second, epoch)\n        train_epoch(" in code, code
+    assert "TODO" not in code, code
+    for name in trained:
+        assert re.search(rf"    {name} = DataLoader\(ds, batch_size=\d, sampler=DistributedSampler\(ds\)\)\n", code), code
+    assert code.count("DistributedSampler(ds") == 2, code
+    assert "    valid = DataLoader(ds, batch_size=4, shuffle=True)\n" in code, code
