@@ -666,20 +666,42 @@ def _probe_around(facts: Facts, stmt: cst.CSTNode) -> tuple[cst.If, cst.BaseExpr
 
 
 def _leaving_if_before(facts: Facts, stmt: cst.CSTNode) -> cst.If | None:
-    """The nearest `if` without `else` before `stmt` in its block whose body ends by leaving it
-    (return, raise, continue, break, sys.exit()), whose test asks about a path; else None."""
+    """The nearest `if` without `else` before `stmt` in its block whose body may leave it (return,
+    raise, continue, break, sys.exit(), also in a branch of an `if` inside: `if os.path.exists(p):`
+    / `if overwrite: os.remove(p)` / `else: return`), whose test asks about a path; else None."""
     body = list(getattr(facts.parent(stmt), "body", ()))
     for before in reversed(body[:body.index(stmt)] if stmt in body else []):
-        if isinstance(before, cst.If) and before.orelse is None and _leaves(facts, before.body) \
+        if isinstance(before, cst.If) and before.orelse is None and _may_leave(facts, before.body) \
                 and _asks_about(facts, before) is not None:
             return before
     return None
 
 
-def _leaves(facts: Facts, block: cst.BaseSuite) -> bool:
-    """Does `block` end with a statement after which nothing below it in its block runs?"""
-    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
-    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+def _may_leave(facts: Facts, block: cst.BaseSuite) -> bool:
+    """Does a statement of `block`, or of a branch of an `if` in it (an `elif` or `else` too),
+    leave it: after it nothing below the block runs? PointNet's `preprocess_model_net` (28c) asks
+    `if os.path.exists(output_path):`, then returns in the inner `else` of `if overwrite:` and
+    makes the folder below: with only a block that ends by leaving counted, no barrier went before
+    the `os.mkdir`, and a process that asked after the main process made it returned early and
+    left the others waiting at the barriers below (a hang under gloo; decision 0242). Not the
+    statements of a loop or a function inside (a `break` there leaves that loop)."""
+    for stmt in block.body if isinstance(block, cst.IndentedBlock) else ():
+        if isinstance(stmt, cst.SimpleStatementLine) and any(_leaves_here(facts, small) for small in stmt.body):
+            return True
+        while isinstance(stmt, cst.If):
+            if _may_leave(facts, stmt.body):
+                return True
+            orelse = stmt.orelse
+            if isinstance(orelse, cst.Else):
+                if _may_leave(facts, orelse.body):
+                    return True
+                break
+            stmt = orelse
+    return False
+
+
+def _leaves_here(facts: Facts, small: cst.BaseSmallStatement) -> bool:
+    """Is `small` a statement after which nothing below it in its block runs?"""
     if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
         return True
     return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \

@@ -2025,6 +2025,64 @@ def test_a_folder_made_in_a_branch_of_asking_whether_it_exists_is_made_after_eve
     assert "        barrier()\n        if is_main_process():\n            os.makedirs" not in other
 
 
+LEFT_EARLY_IF_THERE = """\
+import os
+import torch
+
+
+def preprocess(output_path, overwrite=False):
+    if os.path.exists(output_path):
+        if overwrite:
+            os.remove(output_path)
+        else:
+            print("already preprocessed")
+            return
+    os.mkdir(output_path)
+    torch.save(torch.randn(8, 2), os.path.join(output_path, "x.pt"))
+
+
+preprocess("prep")
+xs = torch.load(os.path.join("prep", "x.pt"))
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    model(xs).sum().backward()
+    opt.step()
+"""
+
+
+@pytest.mark.parametrize("asked, barrier", [
+    ("    if os.path.exists(output_path):\n        if overwrite:\n            os.remove(output_path)\n"
+     "        else:\n            print(\"already preprocessed\")\n            return\n", True),  # PointNet's
+    ("    if os.path.exists(output_path):\n        if not overwrite:\n            return\n"
+     "        os.remove(output_path)\n", True),  # the early return first, the removal after it
+    ("    if os.path.exists(output_path):\n        if overwrite:\n            os.remove(output_path)\n"
+     "        elif os.listdir(output_path):\n            raise SystemExit(\"not empty\")\n", True),  # in an elif
+    # near misses: nothing in the `if` leaves (every process goes on to the folder), or only a loop inside does
+    ("    if os.path.exists(output_path):\n        if overwrite:\n            os.remove(output_path)\n"
+     "        else:\n            print(\"already preprocessed\")\n", False),
+    ("    if os.path.exists(output_path):\n        for name in os.listdir(output_path):\n            if name:\n"
+     "                break\n", False),
+], ids=["return_in_else", "return_first", "raise_in_elif", "no_return", "break_of_a_loop"])
+def test_a_folder_made_below_an_if_that_asks_whether_it_exists_and_may_return_is_made_after_every_process_asked(
+        asked, barrier):
+    """PointNet's `preprocess_model_net` (28c): `if os.path.exists(output_path):` / `if overwrite:
+    os.remove(...)` / `else: return`, then `os.mkdir(output_path)` on the main process only. Only
+    an `if` whose body ends by leaving counted as the branch of the question, so no barrier went
+    before the `mkdir`: a process that asked after the main process made the folder returned early,
+    and the others waited at the barriers below (a hang under gloo). Now a return, raise or exit in
+    a branch of an `if` inside counts: every process asks, a barrier, then the folder is made.
+    Near misses: an `if` nothing in which leaves (every process goes on to the folder whatever it
+    found), and a `break` of a loop inside it, get no barrier before the `mkdir` (nothing another
+    process does depends on the answer)."""
+    code = LEFT_EARLY_IF_THERE.replace(LEFT_EARLY_IF_THERE.split("def preprocess(output_path, overwrite=False):\n")[1]
+                                       .split("    os.mkdir(")[0], asked)
+    out = only(NAME, code)
+    assert ("    barrier()\n    if is_main_process():\n        os.mkdir(output_path)\n" in out) is barrier, out
+    if barrier:
+        assert "    if is_main_process():\n        os.mkdir(output_path)\n    barrier()\n" in out, out
+
+
 MADE_IF_MISSING = """\
 import os
 import torch
