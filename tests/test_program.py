@@ -3429,4 +3429,32 @@ def test_a_model_each_branch_binds_to_one_name_is_wrapped_after_them_for_an_opti
     wrap = "        model = nn.Sequential(nn.Linear(2, 8), nn.Linear(8, 1))\n" \
         "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n    holder = Holder(model)\n"
     assert (wrap in result.code) is wrapped, result.code
-    assert ("could not tell which model this optimizer trains" in result.code) is not wrapped
+    assert ("could not tell which model this optimizer trains" in result.code) is (not wrapped and "Lazy" not in small)
+
+
+@pytest.mark.parametrize("dry_run", ["", "\n    model(torch.zeros(1, 2))", "\n    with torch.no_grad():\n        model(torch.zeros(1, 2))"])
+def test_a_lazy_model_each_branch_binds_is_named_where_its_dry_run_belongs_and_wrapped_after_one(dry_run):
+    """Round 28's DDPM course again: its SimpleModel has an `nn.LazyConv2d`, made at the first
+    forward, and DistributedDataParallel refuses parameters not made yet; the wrap after the
+    branches is withheld (4067e3ba), but the TODO said "could not tell which model this optimizer
+    trains", naming neither the layer nor the place. Now a TODO at the statement the wrap would
+    follow names the lazy layer and asks for a dry run right after it; the optimizer's TODO and the
+    loader's name the model (decision 0242). Where the program runs the model once there (a dry
+    run, alone or under `torch.no_grad()`), it is wrapped after it, and the loader is sharded."""
+    code = MODEL_BUILT_BY_BRANCH_HELD_BY_AN_OBJECT.replace("{held}", "").replace("{small}", "nn.LazyLinear(1)")
+    write({"train.py": code.replace("        holder = Holder(model)\n", textwrap.indent(dry_run, "    ")
+                                    + "\n        holder = Holder(model)\n")})
+    result = convert_program(program())
+    assert "could not tell which model" not in result.code, result.code
+    named = ("    # TODO(ddpify): `nn.LazyLinear` makes its parameters at the first forward, and DistributedDataParallel "
+             "refuses parameters not made yet, so `model` is left unwrapped")
+    if not dry_run:
+        assert named in result.code and "\n    if size == \"small\":\n" in result.code.split(named)[1], result.code
+        assert "# TODO(ddpify): this optimizer trains `model`, left unwrapped: `nn.LazyLinear` makes its" in result.code
+        assert "steps `model`, left unwrapped for its lazy layer (`nn.LazyLinear`)" in result.code
+        assert "DistributedDataParallel(model" not in result.code.replace("then model = DistributedDataParallel(model", "")
+    else:
+        assert "TODO" not in result.code, result.code
+        assert "model(torch.zeros(1, 2))\n    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
+            "    holder = Holder(model)\n" in result.code, result.code
+        assert "loader = shard_loader(loader)" in result.code or "DistributedSampler" in result.code, result.code

@@ -1445,7 +1445,8 @@ def _model_at(facts: Facts, chosen: Candidate, optimizer: cst.CSTNode, by_object
     # the program's own DataParallel of the object: on every path that binds the object to its name
     defined = _unconditional(facts, facts.statement(stmt), optimizer, bound=name if chosen in by_object else None,
                              name=name)
-    lazy = any(forward.lazy_layers(facts, cls) for cls in forward.classes_of(facts, [defined]))
+    lazy = any(forward.lazy_layers(facts, cls) for cls in forward.classes_of(facts, [defined])) or any(
+        _lazy_call(facts, c) for c in facts.calls_in(defined))  # (`model = nn.LazyLinear(1)` too)
     setup, anchor = _setup_after(facts, defined, name, lazy)
     alias = next((s for s in setup if _trained_alias(facts, s, of=name)), None)
     pair = _alias_of(alias) if alias is not None and dp is None else None
@@ -1583,14 +1584,53 @@ def _one_name_bound(facts: Facts, optimizer: cst.Call) -> Model | None:
     optimizer is built in another function, or where a module has lazy layers (`nn.LazyConv2d`: DDP
     refuses parameters not made yet, and the first forward runs after that place; ddpm's SimpleModel
     has one, and the first version of this wrap stopped every process there, unnamed)."""
+    model = _one_name_place(facts, optimizer)
+    if model is None or _lazy_trained(facts, optimizer) is not None and not _dry_run_in(facts, model):
+        return None  # lazy layers: made at the first forward, after the place of this wrap (DDP refuses them)
+    return model
+
+
+def lazy_unwrapped(facts: Facts, optimizer: cst.CSTNode) -> tuple[str, Model] | None:
+    """(the lazy layer, the model) where `_one_name_bound` would wrap the model `optimizer` steps but
+    for a lazy layer of it (`nn.LazyConv2d` of `SimpleModel`, ddpm's U-Net) and no dry run before
+    that place: the wrap-model rewrite names the layer and the place where one forward on a batch
+    of the input's shape would make its parameters (decision 0242); else None."""
+    if not isinstance(optimizer, cst.Call):
+        return None
+    lazy = _lazy_trained(facts, optimizer)
+    model = _one_name_place(facts, optimizer) if lazy is not None else None
+    return (lazy, model) if lazy is not None and model is not None and not _dry_run_in(facts, model) else None
+
+
+def _lazy_trained(facts: Facts, optimizer: cst.Call) -> str | None:
+    """A lazy layer of a module `optimizer` steps (`forward.lazy_layers`, or a `torch.nn.Lazy*`
+    built directly), as "`nn.LazyConv2d` of `SimpleModel`"; else None."""
+    flow = objects.of(facts)
+    for site in flow.trained(optimizer):
+        if isinstance(site, cst.Call) and _lazy_call(facts, site):
+            return f"`{facts.code(site.func)}`"
+        if (found := next(filter(None, (forward.lazy_layers(facts, cls) for cls in flow.classes_built(site))), None)):
+            return found
+    return None
+
+
+def _lazy_call(facts: Facts, call: cst.Call) -> bool:
+    """Does `call` build one of torch's lazy layers (`nn.LazyLinear(1)`, `torch.nn.LazyConv2d(64, 3)`)?"""
+    qualified = facts.qualify(call.func) or ""
+    return qualified.startswith("torch.nn.") and qualified.rpartition(".")[2].startswith("Lazy")
+
+
+def _dry_run_in(facts: Facts, model: Model) -> bool:
+    """Does the set-up before `model`'s wrap run it once (`dry_run`: the wrap comes after it)?"""
+    return any(dry_run(facts, stmt, model.name) for stmt in [*model.setup, model.anchor])
+
+
+def _one_name_place(facts: Facts, optimizer: cst.Call) -> Model | None:
+    """The place of `_one_name_bound`'s wrap, lazy layers or not."""
     flow = objects.of(facts)
     trained = flow.trained(optimizer)
     if len(trained) < 2 or not all(_module_site(facts, site) for site in trained):
         return None
-    if any(forward.lazy_layers(facts, cls) for site in trained for cls in flow.classes_built(site)) or any(
-            isinstance(site, cst.Call) and (facts.qualify(site.func) or "").rpartition(".")[2].startswith("Lazy")
-            for site in trained):
-        return None  # lazy layers: made at the first forward, after the place of this wrap (DDP refuses them)
     bound = [b for site in trained for b in _bound_names(facts, site)]
     scope = facts.scope(optimizer)
     if len(bound) != len(trained) or len({name for _, name, _ in bound}) != 1 \
@@ -1604,7 +1644,9 @@ def _one_name_bound(facts: Facts, optimizer: cst.Call) -> Model | None:
         return None  # (wrapped in one branch: the other branch's module, which reaches the optimizer too, stays bare)
     reads = [n for n in facts.names if n.value == name and facts.scope(n) is scope
              and not any(facts.is_inside(n, stmt) for stmt, _, _ in bound) and facts.statement(n) is not model.anchor
-             and not facts.apart(n, model.anchor)]  # (a read in another branch of an `if` sees its own binding)
+             and not any(facts.is_inside(n, stmt) and dry_run(facts, stmt, name) for stmt in [*model.setup, model.anchor])
+             and not facts.apart(n, model.anchor)]  # (a read in another branch of an `if` sees its own binding; a dry run's
+    # read, under `with torch.no_grad():` too, is before the wrap, which follows it)
     return None if any(not facts.before(model.anchor, n) or facts.is_inside(n, model.anchor) for n in reads) else model
 
 

@@ -161,6 +161,7 @@ from ddpify.analysis import objects, phases, schedules, set_order
 from ddpify.analysis.hand_batches import random_offset_draws
 from ddpify.analysis.loaders import (NAMED, is_iterable_dataset, library_stream, made_per_pass, shared_helper_callers,
                                      unfed_training)
+from ddpify.analysis.models import lazy_unwrapped
 from ddpify.output import build
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.names import dotted
@@ -204,9 +205,12 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         edits.add_import("ddpify_runtime", "endless")
     for call, optimizer in found.withheld:
         stepping = f"`{facts.code(optimizer.func)}(...)`" if isinstance(optimizer, cst.Call) else "an optimizer"
-        edits.todo(facts.statement(call), f"this loader trains but is left whole: {stepping} (a TODO there) steps a "
-                   "model ddpify could not find, and so did not wrap; on sharded data that model would train apart "
-                   "on each process: wrap it by hand, then shard this loader (DistributedSampler)")
+        lazy = lazy_unwrapped(facts, optimizer)
+        model = "a model ddpify could not find, and so did not wrap" if lazy is None else \
+            f"`{lazy[1].name}`, left unwrapped for its lazy layer ({lazy[0]}) until a dry run makes its parameters"
+        edits.todo(facts.statement(call), f"this loader trains but is left whole: {stepping} (a TODO there) steps "
+                   f"{model}; on sharded data that model would train apart on each process: wrap it by hand, then "
+                   "shard this loader (DistributedSampler)")
     for call in found.unwrapped:
         edits.todo(facts.statement(call), "this loader trains but is left whole: no model is wrapped in "
                    "DistributedDataParallel (no optimizer that ddpify could read steps one: see the warning at the "

@@ -183,7 +183,7 @@ import libcst as cst
 from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
 from ddpify.analysis.models import (WRAPPER, bare_tensors, builds_module, differentiated_copies, dry_run,
-                                   holds_wrapper, model_classes, penalties, weight_copies)
+                                   holds_wrapper, lazy_unwrapped, model_classes, penalties, weight_copies)
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names, parameters_of
 from ddpify.syntax.names import dotted
@@ -540,8 +540,34 @@ def _untraced(facts: Facts, edits: Edits, models: Models, options: Options) -> N
                           needs_group=True)
             edits.add_import("ddpify_runtime", "sync_gradients")
             continue
+        if (lazy := lazy_unwrapped(facts, optimizer)) is not None:
+            _todo_dry_run(facts, edits, optimizer, *lazy, options, unsharded)
+            continue
         edits.todo(facts.statement(optimizer), f"could not tell which model this optimizer trains: {wrap} "
                    f"by hand{unsharded}")
+
+
+def _todo_dry_run(facts: Facts, edits: Edits, optimizer: cst.CSTNode, lazy: str, model: Model, options: Options,
+                  unsharded: str) -> None:
+    """The TODOs of an optimizer whose model would be wrapped where it is ready (`models.lazy_unwrapped`:
+    after the branches that bind it) but for a lazy layer, no dry run before that place: one at the
+    statement the wrap would follow (a dry run belongs right after it: torch's LazyModuleMixin asks
+    for "dry runs" that "send inputs of the correct size, dtype, and device through the network"
+    before it is used; DDP refuses uninitialized parameters), and one at the optimizer. Where the
+    program runs one there, the model is wrapped after it. Round 28's ddpm U-Net (`nn.LazyConv2d`):
+    before, "could not tell which model this optimizer trains", the layer and the place unnamed.
+    ddpify writes no dry run itself: it cannot tell the input's shape (ddpm's forward takes `x_t, t`
+    made inside the object's `train`), and a forward there draws random numbers and moves the
+    running statistics of the batch norms the single-process run would not have moved yet."""
+    wrapper = "FSDP" if options.fsdp else "DistributedDataParallel"
+    name = model.name
+    wrap = f"shard_model({name})" if options.fsdp else f"DistributedDataParallel({name}, device_ids=device_ids({name}))"
+    edits.todo(model.anchor, f"{lazy} makes its parameters at the first forward, and {wrapper} refuses parameters not "
+               f"made yet, so `{name}` is left unwrapped{unsharded}: right after this statement (and its block), run "
+               f"`{name}` once on a batch of the input's shape (a dry run), then {name} = {wrap} (ddpify wraps it "
+               "after a dry run it finds there)")
+    edits.todo(facts.statement(optimizer), f"this optimizer trains `{name}`, left unwrapped: {lazy} makes its "
+               "parameters at the first forward (see the TODO where the dry run belongs)")
 
 
 def _synced_at_step(facts: Facts, edits: Edits, optimizer: cst.CSTNode, tensors: cst.BaseExpression) -> bool:
