@@ -436,6 +436,9 @@ Trainer().fit(Data(), 2)
     "main-process-only": ["from tqdm import tqdm\n" + IMPORTS + TRAIN_LOADER.split("for epoch")[0]
                           + "for epoch in range(2):\n{example:4}\n        opt.zero_grad()\n"
                           "        ((model(x) - y) ** 2).mean().backward()\n        opt.step()\n",
+                          "import os\n" + IMPORTS + "\n\ndef get_timestamp():\n    return 'now'\n\n\n"
+                          "def clone_object(obj):\n{example:4}\n    new = torch.load(filename)\n    os.remove(filename)\n"
+                          "    return new\n\n\n" + TRAIN_LOADER + "start = clone_object(model.state_dict())\n",
                           IMPORTS + "{example}\n\n\nwith Tee('train.log', 'w'):\n" + textwrap.indent(TRAIN_LOADER, "    "),
                           "import logging\n" + IMPORTS + TRAIN_LOADER + "log_file_name = 'log.txt'\n{example}\n",
                           "import logging\n" + IMPORTS + "{example}\n" + TRAIN_LOADER,

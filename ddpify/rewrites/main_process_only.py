@@ -77,6 +77,16 @@ in another name than every file the save writes reads another file, whatever the
 waits for nothing (a log appended to `os.path.join(ckpt, 'log.txt')`, then a corpus opened at
 `os.path.join(data, 'train.txt')`; followed through names and every call's argument for a
 parameter; `ddpify.analysis.writes.other_files`).
+A temporary file that one function writes, reads back and removes under a name of its own, bound
+once at its top to text, and read nowhere else (a copy of an object through the disk), stays on
+every process, each under a name of its own:
+
+    filename = f'{get_timestamp()}.tmp'
+    torch.save(obj, filename)
+->
+    filename = f'{get_timestamp()}.tmp'
+    filename = f"{filename}.{get_rank()}"
+    torch.save(obj, filename)
 A file opened for writing whose handle the program keeps and uses for more than writing it (a
 stdout tee that points `sys.stdout` at itself and tells its position, a handle handed to a
 `csv.writer` or read for its `.name`), or opened with a mode its call leaves to starred arguments,
@@ -160,6 +170,7 @@ from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.analysis.same_values import is_rank_test, per_process, ranks, same_everywhere
 from ddpify.rewrites.set_epoch import NAME as SET_EPOCH
 from ddpify.rewrites.wrap_model import wrapped_refs
+from ddpify.syntax.facts import param_names
 from ddpify.syntax.names import dotted
 
 if TYPE_CHECKING:
@@ -229,6 +240,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             writes[stmt] = f"{dotted(call.func) or facts.code(call.func)}()"
             if all(f in makers for f in callees):
                 folders.add(stmt)
+    for stmt in _own_round_trips(facts, edits, writes):  # a temporary file each process writes, reads and removes
+        writes.pop(stmt, None)
     _name_untold_items(facts, edits, writers)
     _name_shell_writes(facts, edits, writes, prepared)
     saves, guarded, files, owners = [], [], [], []
@@ -560,6 +573,72 @@ def _exist_ok(node: cst.Call, spread: bool = False) -> cst.Call:
     args = [*kept[:-1], kept[-1].with_changes(comma=comma)] if kept else []
     return node.with_changes(args=[*args, cst.Arg(cst.Name("True"), keyword=cst.Name("exist_ok"),
                                                   equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+
+
+TEXT_PATHS = frozenset({"os.path.join", "str"})  # what makes a path as text (`str(p)`, `os.path.join(d, f)`)
+
+
+def _own_round_trips(facts: Facts, edits: Edits, written: dict[cst.CSTNode, str]) -> list[cst.CSTNode]:
+    """The statements of temporary files each process writes, reads back and removes in one
+    function, under a name of the function's own bound once at its top to text (PointNet's
+    `clone_object`: `filename = f'{get_timestamp()}.tmp'`, `torch.save(obj, filename)`, `new =
+    torch.load(filename)`, `os.remove(filename)`, `return new`): a copy of an object through the
+    disk, which no other code reads. They stay on every process, each under a name of its own
+    (`filename = f"{filename}.{get_rank()}"` after the binding): guarded, with a barrier between the
+    save and the loads, every process loaded the main process's object, and the main process removed
+    the file while another still read it or had not yet come to it (a clock-named path: a slower
+    process's own name named no file); round 28's PointNet stopped there, and nothing named it
+    (decision 0242). Not where the name is read otherwise (returned, handed on, stored), bound more
+    than once or not at the top, or where the file is not both read back and removed after its write."""
+    found: list[cst.CSTNode] = []
+    for target, value, assign in facts.assigns:
+        scope, bound = facts.scope(assign), facts.statement(assign)
+        if not isinstance(target, cst.Name) or not isinstance(scope, cst.FunctionDef) or not _text(facts, value) \
+                or not isinstance(assign, cst.Assign) or bound is None or facts.parent(bound) is not scope.body:
+            continue
+        ref = facts.ref(target, assign)
+        if ref is None or len(facts.writes(ref)) != 1 or ref.name in param_names(scope):
+            continue
+        saved, read, removed = [], [], []
+        for name in facts.names:
+            if name.value != ref.name or name is target or facts.scope(name) is not scope:
+                continue
+            call = facts.parent(facts.parent(name))  # the call whose argument it is
+            stmt = facts.statement(name)
+            if not isinstance(call, cst.Call) or not isinstance(stmt, cst.SimpleStatementLine) or facts.ref(name) != ref:
+                break
+            qualified = facts.qualify(call.func) or ""
+            if qualified in ("os.remove", "os.unlink") and mt.positional(call, 0) is facts.parent(name):
+                removed.append(stmt)
+            elif written.get(stmt) and writes.written_path(facts, call) is name:
+                saved.append(stmt)
+            elif qualified in READERS and writes.read_path(facts, call) is name:
+                read.append(stmt)
+            else:
+                break
+        else:
+            if saved and read and removed and all(facts.before(w, r) for w in saved for r in read) \
+                    and all(facts.before(r, d) for r in read for d in removed):
+                edits.insert_after(bound, f'{ref.name} = f"{{{ref.name}}}.{{get_rank()}}"\n')
+                edits.add_import("ddpify_runtime", "get_rank")
+                edits.record(bound, f"`{ref.name}` names a temporary file this function writes, reads back and "
+                             "removes: each process makes its own (its rank added to the name), on every process")
+                for stmt in saved:  # (a file every process writes: said where it is written)
+                    edits.warn(stmt, f"every process writes its own copy of this temporary file (`{ref.name}`, its "
+                               "rank in the name), reads it back and removes it: to write nothing off the main "
+                               "process, copy the object in memory instead (copy.deepcopy)")
+                found += [*saved, *removed]
+    return found
+
+
+def _text(facts: Facts, value: cst.BaseExpression) -> bool:
+    """Is `value` a path written as text: a string (an f-string too), text joined by `+`, or
+    `os.path.join(...)`/`str(...)`?"""
+    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+        return _text(facts, value.left) or _text(facts, value.right)
+    return isinstance(value, cst.Call) and facts.qualify(value.func) in TEXT_PATHS
 
 
 def _barrier_before_made(facts: Facts, edits: Edits, stmt: cst.CSTNode, path: cst.Arg | None) -> None:
