@@ -469,18 +469,23 @@ def wrap_before_device(ctx: Context) -> Iterator[Hit]:
     are when it is constructed: on the CPU. Moving the wrapper afterwards leaves those buckets
     behind (an error in the first backward, or gradients all-reduced on the CPU), and
     `device_ids` cannot name a GPU the module is not on. Move the model first, then wrap it.
-    Found for `.to(...)` or `.cuda(...)` on the wrapper (not `.to(torch.float16)`, nor a `.to(device)`
+    Found for `.to(...)`, `.cuda(...)` or `.to_empty(device=...)` (a model built on the meta device
+    given its storage) on the wrapper, the name it is assigned to or, in a script that writes one
+    wrap, whatever holds it (`self.model = self.init_model()`, the method wraps and returns the
+    model) (not `.to(torch.float16)`, nor a `.to(device)`
     whose device is the CPU wherever it comes from, `device = "cpu"` of a CPU-only script: the
     model it wraps was not moved, it is on the CPU already, and nothing moves), when the
     model it wraps was not moved before the wrap, in the order the script runs them (methods by
     the order of their calls, not of their definitions).
     """
     f = ctx.facts
-    moves = [c for c in f.calls if mt.is_method_call(c, "to", "cuda") and dotted(c.func.value)]
-    for wrap in ctx.script.calls_of(DDP) if moves else ():
+    moves = [c for c in f.calls if mt.is_method_call(c, "to", "cuda", "to_empty") and dotted(c.func.value)]
+    wraps = ctx.script.calls_of(DDP) if moves else []
+    for wrap in wraps:
         inner = mt.positional(wrap, 0)
         names = {f.code(t) for t, v, _ in f.assigns if v is wrap and dotted(t)}
-        later = [c for c in moves if dotted(c.func.value) in names and f.runs_before(wrap, c) and not _dtype_only(f, c)
+        later = [c for c in moves if _holds_this_wrap(ctx, c.func.value, names, len(wraps) == 1)
+                 and f.runs_before(wrap, c) and not _dtype_only(f, c)
                  and not moves_to_the_cpu(f, c)]  # a model never moved stays on the CPU: no move
         if inner is None or not later or _moved(ctx, inner.value, wrap, moves):
             continue
@@ -488,6 +493,14 @@ def wrap_before_device(ctx: Context) -> Iterator[Hit]:
             if ctx.holds_ddp(call.func.value) is not None:
                 yield Hit(call, f"`{f.code(call.func.value)}` is moved after DDP wrapped it: DDP set up its "
                                 "buckets for the parameters where they were; move the model before wrapping it")
+
+
+def _holds_this_wrap(ctx: Context, receiver: cst.BaseExpression, names: set[str], sole: bool) -> bool:
+    """Is `receiver` (what a move is called on) this wrap: a name the wrap is assigned to, or, when
+    the script writes no other wrap, any name the object core finds holding a wrapper (`self.model`
+    given what a method that wraps returns: `self.model = self.init_model()`, then
+    `self.model.to_empty(device="cuda")`)?"""
+    return dotted(receiver) in names or sole and ctx.holds_ddp(receiver) is not None
 
 
 def _moved(ctx: Context, model: cst.BaseExpression, wrap: cst.Call, moves: list[cst.Call]) -> bool:
