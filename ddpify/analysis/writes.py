@@ -47,7 +47,8 @@ the link the first has made (`convert` guards it, `check` reports it).
 What stays each command's own: `convert` also guards what is not a file write but must happen
 once (wandb calls, the logging calls of a SummaryWriter, `os.mkdir` and `os.makedirs` without `exist_ok`, which
 the processes would race, a link removed) and guards a `with open(p, "w")` block whole, whatever its body writes.
-`check` also reports a download into a file of the disk on every rank (`download`: `urlretrieve(url,
+`check` also reports a file or folder removed on every rank (`deletion`: `shutil.rmtree(d)`,
+`os.remove(p)`; `convert` guards these as calls to run once), and a download into a file of the disk on every rank (`download`: `urlretrieve(url,
 path)`, torchvision's `download_url(url, root)` and `download_and_extract_archive`,
 `shutil.unpack_archive(archive, d)`, which write in place; not `urlretrieve(url)`, whose temporary
 file is the process's own, nor `requests.get`, which writes nothing, nor a download that moves a
@@ -366,6 +367,29 @@ def download_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     qualified = facts.qualify(call.func) or ""
     place = 0 if _data_set_download(qualified, call) else DOWNLOADS.get(qualified, 1)
     arg = mt.positional(call, place) or next((a for a in (mt.keyword(call, k) for k in DESTINATIONS) if a is not None), None)
+    return arg.value if arg is not None else None
+
+
+# files and folders removed: `shutil.rmtree(d)`, `os.remove(p)`, ... (the path first); removed on every
+# process, all but the first fail on what the first has removed (`FileNotFoundError`), or one removes
+# what another has just written there (`if d.exists(): shutil.rmtree(d)` then `d.mkdir()`)
+DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs"})
+
+
+def deletion(facts: Facts, call: cst.Call) -> str | None:
+    """What `call` is when it removes a file or folder of the disk (`DELETIONS`: `shutil.rmtree(d)`,
+    `os.remove(p)`), or None; not `shutil.rmtree(d, ignore_errors=True)`, which no other process's
+    removal fails, nor a path method (`p.unlink()`, a link's own question for `convert`)."""
+    qualified = facts.qualify(call.func)
+    ignore = mt.keyword(call, "ignore_errors")
+    if qualified not in DELETIONS or ignore is not None and not mt.is_name(ignore.value, "False"):
+        return None
+    return qualified
+
+
+def deletion_path(call: cst.Call) -> cst.BaseExpression | None:
+    """The file or folder a call of `deletion` removes: its first argument (`path`, by keyword)."""
+    arg = mt.positional(call, 0) or mt.keyword(call, "path")
     return arg.value if arg is not None else None
 
 

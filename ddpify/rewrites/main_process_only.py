@@ -197,7 +197,7 @@ TRACKERS = frozenset(f"mlflow.{name}" for name in (
     "log_dict", "log_figure", "log_image", "log_text", "log_table", "set_tag", "set_tags", "set_experiment",
     "autolog", "pytorch.log_model", "pytorch.autolog"))
 ONCE |= TRACKERS
-DELETIONS = frozenset({"shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs"})  # nothing to read back
+DELETIONS = writes.DELETIONS  # nothing to read back
 # links made or removed: `os.symlink(src, dst)`, and pathlib's methods of these names, found on no
 # other common object (`latest.unlink()`, `latest.symlink_to(ckpt.name)`: a 'latest' checkpoint
 # link replaced on every process, one process unlinking the link another has just made)

@@ -53,6 +53,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     `pickle.dump`, `shutil` copies, `save_image`, `savefig`, `to_csv`, pathlib's `write_bytes`/`write_text`,
     a tensorboard `SummaryWriter(log_dir)` made (each process's its own event file: every curve logged N times),
     a link made, `os.symlink(src, dst)` or pathlib's `latest.symlink_to(name)` (all but the first process fail on it),
+    a file or folder removed, `shutil.rmtree(d)` or `os.remove(p)` (all but the first process fail on what the first
+    removed; not `rmtree(d, ignore_errors=True)`; not fixed: the others must wait for the removal),
     an installed library's `save_json(obj, path)` and its kin; a download that writes its file in place, `urlretrieve(url, path)`,
     torchvision's `download_url`/`download_and_extract_archive` (and a torchvision data set built with
     `download=True`, which calls it), `shutil.unpack_archive`, every process fetching
@@ -143,9 +145,12 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
             yield Hit(call, f"every rank but the one the test above picks runs this {what}, {where}: write it on "
                             "rank 0 only")
         else:
-            fix = _guard(stmt, dist) if alone and dist is not None and not fetched else None
+            removes = writes.deletion(f, call) is not None
+            fix = _guard(stmt, dist) if alone and dist is not None and not fetched and not removes else None
             message = f"every rank downloads into this file ({what}): download it on one process first, the others " \
                 "waiting for it (a barrier) before they read it" if fetched else \
+                f"every rank removes this ({what}): all but the first fail on what the first removed; remove it on " \
+                "rank 0 only, the others waiting for it (a barrier)" if removes else \
                 "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
                 f"every rank makes this link ({what}): make it on rank 0 only" if writes.link(f, call) else \
                 f"every rank writes this file ({what}): write it on rank 0 only"
@@ -157,6 +162,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
             where = f"{f.program.part_of(call, f.parents).rel} ({what} in `{func.name.value}`) on every rank"
             yield Hit(site, f"`{f.code(site.func)}()` runs a download into a file of {where}: run it on one process "
                             "first, the others waiting for it (a barrier)" if fetched else
+                      f"`{f.code(site.func)}()` runs a removal of {where}: call it on rank 0 only, the others waiting "
+                      "for it (a barrier)" if writes.deletion(f, call) is not None else
                       f"`{f.code(site.func)}()` runs a file write of {where}: call it on rank 0 only")
 
 
@@ -379,6 +386,8 @@ def _file_writes(ctx: Context):
             yield call, writes.download_path(f, call), what, True
         elif (what := writes.link(f, call)) is not None:
             yield call, writes.link_path(f, call), what, False
+        elif (what := writes.deletion(f, call)) is not None:
+            yield call, writes.deletion_path(call), what, False
 
 
 def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
