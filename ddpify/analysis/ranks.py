@@ -332,29 +332,7 @@ class Ranks:
                 test.left) or self.rank_dependent(test.left, depth)) and all(_asks_distributed(t) for t in test.comparisons):
             return False
         if isinstance(test, (cst.Name, cst.Attribute)):
-            ref = self.facts.ref(test)
-            if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
-                return True
-            sources = self._held(test, ref)
-            keyed = {id(v) for k, v in self._items_by_key.get(ref, []) if k is not None} if ref is not None else set()
-            # (an item stored at a literal key, `args["local_rank"] = rank`, is asked where that entry is read)
-            sources = [s for s in sources if id(s) not in keyed]
-            if self.set_on_some_ranks(test, falsy=self.truth_tested(test)) or self.flag_set_by_rank(test):
-                return True  # `saver`, `is_best` set on some ranks only; `default_gpu` set True where `rank == 0`
-            if sources and all(isinstance(s, cst.Integer) for s in sources) and self.rank_name(test):
-                return True  # `cfg.LOCAL_RANK = 0`, a default: the rank is set where no source shows it
-            if sources and depth > 0 and ref is not None and not self.cycles.held(ref, self._following):
-                # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
-                # as it is (`self.device_id = device_id`, a constructor's argument in another
-                # file) costs no depth: it is the same value
-                self._following.add(ref)
-                try:
-                    return any(self.rank_dependent(s, depth - (not isinstance(s, (cst.Name, cst.Attribute))))
-                               for s in sources)
-                finally:
-                    self._following.discard(ref)
-            return self.rank_name(test) or bool(sources) and any(self._reads_rank_word(s) for s in sources) \
-                or not sources and isinstance(test, cst.Attribute) and self.property_rank_test(test, depth)
+            return self._held_rank_dependent(test, depth)
         entries = self.dict_entries(test)
         if entries is not None:  # `cfg["amp"]` of `cfg = {"amp": True, "main": rank == 0}`: that entry only
             return any(self.rank_dependent(e, depth) for e in entries)
@@ -372,6 +350,67 @@ class Ranks:
             return self._call_rank_dependent(test, depth)
         return any(self.rank_dependent(child, depth) for child in mt.children(test) if isinstance(
             child, (cst.BaseExpression, cst.ComparisonTarget, cst.FormattedStringExpression)))
+
+    def _held_rank_dependent(self, test: cst.Name | cst.Attribute, depth: int) -> bool:
+        """`rank_dependent` of a name or attribute: what it holds where it is read (its sources, the
+        items a loop draws it from), or its role or its words where nothing says what it holds."""
+        ref = self.facts.ref(test)
+        if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
+            return True
+        iterables = self._loop_iterables(test, ref)
+        if iterables is not None:  # `{rank: ... for rank, start in enumerate(...)}`: an index, whatever its name
+            return depth > 0 and any(self.rank_dependent(i, depth - 1) for i in iterables)
+        sources = self._held(test, ref)
+        keyed = {id(v) for k, v in self._items_by_key.get(ref, []) if k is not None} if ref is not None else set()
+        # (an item stored at a literal key, `args["local_rank"] = rank`, is asked where that entry is read)
+        sources = [s for s in sources if id(s) not in keyed]
+        if self.set_on_some_ranks(test, falsy=self.truth_tested(test)) or self.flag_set_by_rank(test):
+            return True  # `saver`, `is_best` set on some ranks only; `default_gpu` set True where `rank == 0`
+        if sources and all(isinstance(s, cst.Integer) for s in sources) and self.rank_name(test):
+            return True  # `cfg.LOCAL_RANK = 0`, a default: the rank is set where no source shows it
+        if sources and depth > 0 and ref is not None and not self.cycles.held(ref, self._following):
+            # what it holds, not what it is called (`do_multi_rank_gather`); a name passed on
+            # as it is (`self.device_id = device_id`, a constructor's argument in another
+            # file) costs no depth: it is the same value
+            self._following.add(ref)
+            try:
+                return any(self.rank_dependent(s, depth - (not isinstance(s, (cst.Name, cst.Attribute))))
+                           for s in sources)
+            finally:
+                self._following.discard(ref)
+        return self.rank_name(test) or bool(sources) and any(self._reads_rank_word(s) for s in sources) \
+            or not sources and isinstance(test, cst.Attribute) and self.property_rank_test(test, depth)
+
+    def _loop_iterables(self, name: cst.Name | cst.Attribute, ref: Ref | None) -> list[cst.BaseExpression] | None:
+        """What the loop variable `name` is drawn from where it is read, when a loop binds it there
+        and nothing else does: the iterable of the comprehension whose `for` binds it (`rank` of
+        `{rank: layers[s:s + n] for rank, s in enumerate(range(0, len(layers), n))}`), with the
+        filters that pick its items (`if i % world_size == dist.get_rank()`), or of the
+        `for` loops that are its only bindings and hold the read (`for rank in range(world_size):`);
+        else None. Such a name holds the items of what it is drawn from, whatever its name says:
+        the same on every process unless that iterable differs between them."""
+        if not isinstance(name, cst.Name):
+            return None
+        f = self.facts
+        for anc in f.ancestors(name):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            if isinstance(anc, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                comp: cst.CompFor | None = anc.for_in
+                while comp is not None:
+                    if any(n.value == name.value for n in mt.findall(comp.target, cst.Name)):
+                        drawn: list[cst.BaseExpression] = [comp.iter]
+                        while comp is not None:  # and the filters of its `for` and the inner ones: which items pass
+                            drawn += [test.test for test in comp.ifs]
+                            comp = comp.inner_for_in
+                        return drawn
+                    comp = comp.inner_for_in
+        if ref is None or f.sources(ref):
+            return None
+        loops = f.loops_binding(ref)
+        if loops and any(f.is_inside(name, loop.body) for loop in loops):
+            return [loop.iter for loop in loops]
+        return None
 
     def _read_by_name(self, obj: cst.BaseExpression, name: str, depth: int) -> bool:
         """Is an attribute read by its name (`getattr(opts, "ddp.rank", 0)`) rank-dependent, as the
@@ -417,7 +456,56 @@ class Ranks:
             return reaching
         if not sources and isinstance(test, cst.Attribute):
             return self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
-        return sources
+        later = self._stored_after_in_one_run(test, ref) if isinstance(test, cst.Attribute) else set()
+        return [s for s in sources if id(s) not in later]
+
+    def _stored_after_in_one_run(self, read: cst.Attribute, ref: Ref) -> set[int]:
+        """The values (by id) that statements of the read's own method store into `self.x` after the
+        read, where the method runs once per object (`__init__`, or a method only `self.m()` calls
+        of such methods run, in no loop) and neither the read nor the store is in a loop of it:
+        they cannot reach the read. `distribute_layers` reads `self.cfg.layers` to split it
+        between the ranks, then stores each rank's own share there (`self.cfg.layers =
+        self.layer_plan[dist.get_rank()]`): what it read is the configuration's, the same on
+        every process."""
+        f = self.facts
+        func = f.scope(read)
+        name = dotted(read)
+        if not isinstance(func, cst.FunctionDef) or name is None or not name.startswith("self.") \
+                or not self._runs_once(func, 3):
+            return set()
+        loops = {id(a) for a in self._loops_around(read, func)}
+        return {id(value) for target, value, stmt in f.writes(ref) if f.scope(stmt) is func and dotted(target) == name
+                and f.before(read, stmt) and not loops & {id(a) for a in self._loops_around(stmt, func)}}
+
+    def _loops_around(self, node: cst.CSTNode, func: cst.FunctionDef) -> list[cst.CSTNode]:
+        """The `for` and `while` loops of `func` that hold `node` (a later pass runs it again)."""
+        loops: list[cst.CSTNode] = []
+        for anc in self.facts.ancestors(node):
+            if anc is func:
+                break
+            if isinstance(anc, (cst.For, cst.While)):
+                loops.append(anc)
+        return loops
+
+    def _in_a_loop(self, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
+        for anc in self.facts.ancestors(node):
+            if anc is func:
+                return False
+            if isinstance(anc, (cst.For, cst.While, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return True
+        return False
+
+    def _runs_once(self, func: cst.FunctionDef, depth: int) -> bool:
+        """Does the method `func` run once per object: `__init__`, or a method every call of which is
+        `self.m(...)` in such a method, in no loop there?"""
+        if func.name.value == "__init__":
+            return True
+        f = self.facts
+        calls = f.entries(func)
+        return depth > 0 and bool(calls) and all(
+            isinstance(c.func, cst.Attribute) and mt.is_name(c.func.value, "self")
+            and isinstance(outer := f.scope(c), cst.FunctionDef) and f.enclosing_class(outer) is f.enclosing_class(func)
+            and not self._in_a_loop(c, outer) and self._runs_once(outer, depth - 1) for c in calls)
 
     def reaching_stores(self, read: cst.Name | cst.Attribute) -> list[cst.BaseExpression] | None:
         """What `self.x` can hold where `read` reads it, when an earlier statement of its function

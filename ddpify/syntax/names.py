@@ -57,8 +57,9 @@ MAIN_PROCESS_WORDS = re.compile(r"(is_|am_|i_am_)?(local_|global_)?(main|master|
                                 r"(_(process|proc|worker|node|gpu|device|host))?")
 # `rank` as a word of the name (`rank`, `local_rank`, `get_rank`, `rank0`, `myrank`, `getRank`), not as
 # the start or the end of another word (`ranking_loss`, `ranks`, `rerank_sequences`, `prank`): before
-# it the name starts, a word ends (`_`, a digit) or one of the rank's own short prefixes stands
-RANK_WORD = re.compile(r"(?<![a-z])(my|local|global|get|world|node|proc|l|g)?rank(?![a-z])")
+# it the name starts, a word ends (`_`, a digit) or one of the rank's own short prefixes stands; not a
+# count for each rank (`layers_per_rank`, `samples_per_rank`: the same on every process)
+RANK_WORD = re.compile(r"(?<![a-z])(?<!per_)(my|local|global|get|world|node|proc|l|g)?rank(?![a-z])")
 # the rank under another name: accelerate's `process_index`, `local_process_index`
 PROCESS_INDEX_WORDS = re.compile(r"(local_|global_)?process_index")
 
