@@ -2958,6 +2958,9 @@ def _ref_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.Ba
     if model is None or ref is None:
         if ref is None or not depth:  # `state["model"]` of a dict handed in: what the dict display holds
             return _kept_holds(facts, refs, answers, expr, depth) if depth else None
+        if isinstance(ref.scope, cst.ClassDef) and read_off is None \
+                and (last := _stored_on_the_way(facts, ref, expr)) is not None:
+            return _holds(facts, refs, answers, _same_object(facts, last), depth - 1)  # (the method's own store)
         return _alias_holds(facts, refs, answers, ref, depth) or _returned_holds(facts, refs, answers, ref, depth, expr) \
             or _object_holds(facts, refs, expr, ref) or _param_holds(facts, refs, answers, ref, depth) \
             or _stored_holds(facts, refs, answers, ref, depth) or _kept_holds(facts, refs, answers, expr, depth)
@@ -2966,6 +2969,9 @@ def _ref_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.Ba
         if facts.in_library(ref.scope):
             return MAYBE  # a module's function: another entry point may pass the bare model
         if isinstance(ref.scope, cst.ClassDef):  # `self.model` a method stores: what it was given
+            last = _stored_on_the_way(facts, ref, expr)
+            if last is not None:  # stored by the read's own method on every way to it: that value only
+                return _holds(facts, refs, answers, _same_object(facts, last, model.written), depth - 1) if depth else MAYBE
             stored = [value for _, value, stmt in facts.writes(ref) if not isinstance(stmt, cst.AugAssign)]
             stored += facts.unpacked_from(ref)  # `self.model, self.path = model, path`: its element
             verdicts = {_holds(facts, refs, answers, _same_object(facts, value, model.written), depth - 1) if depth else MAYBE
@@ -2995,6 +3001,59 @@ def _ref_holds(facts: Facts, refs: dict[Ref, Model], answers: dict, expr: cst.Ba
         holds = None if unwraps else MAYBE if facts.references(value, dotted(target) or "") \
             or _returns_wrapper(facts, refs, answers, value, depth) else None  # last rebinding wins
     return holds
+
+
+def _stored_on_the_way(facts: Facts, ref: Ref, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What the read `expr` of `self.x` (`ref`) holds when a statement of its own method stores
+    `self.x` on every way to it: the value of the last such store (`self.x = v`, a statement of a
+    block that holds the read, before it), through stores that only call a method of it
+    (`self.model = self.model.to(device)`: what it held before); None where the way back meets a
+    loop's start, the method's start, or a statement that may store `self.x` otherwise (in a branch,
+    a loop or a `with`, unpacked, or through a call handed `self` or of a method of `self`). A
+    method that builds its own bare model (`self.model = Model(cf).create()` in `inference`) reads
+    that model, not the wrapper another method stores there (`run`'s `self.model, params =
+    self.init_model_and_shard(cf)`)."""
+    name = dotted(expr)
+    func = facts.scope(expr)
+    if name is None or not isinstance(func, cst.FunctionDef):
+        return None
+    child: cst.CSTNode = facts.statement(expr)
+    for anc in facts.ancestors(child):
+        if anc is func or isinstance(anc, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if not isinstance(anc, cst.IndentedBlock) or child not in anc.body:
+            if type(anc) in mt.STATEMENTS:
+                child = anc
+            continue
+        for stmt in reversed(anc.body[:anc.body.index(child)]):
+            assign = mt.sole(stmt, cst.Assign) if isinstance(stmt, cst.SimpleStatementLine) else None
+            if assign is not None and len(assign.targets) == 1 and dotted(assign.targets[0].target) == name:
+                value = assign.value
+                through = value
+                while isinstance(through, cst.Call) and isinstance(through.func, cst.Attribute) \
+                        and isinstance(through.func.value, (cst.Call, cst.Attribute, cst.Name)):
+                    through = through.func.value
+                if dotted(through) == name and through is not value:
+                    continue  # `self.model = self.model.to(device)`: what it held before
+                return None if any(dotted(n) == name for n in mt.walk(value) if isinstance(n, cst.Attribute)) \
+                    else value
+            if _may_store(facts, stmt, name):
+                return None
+        child = anc
+    return None
+
+
+def _may_store(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
+    """May `stmt` store `name` (`self.x`): an assignment to it anywhere in it, or a call that hands
+    `self` on or calls a method of `self` (which may store it)."""
+    for node in mt.walk(stmt):
+        if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and any(
+                dotted(n) == name for n in mt.walk(node.target) if isinstance(n, cst.Attribute)):
+            return True
+        if isinstance(node, cst.Call) and (any(mt.is_name(a.value, "self") for a in node.args) or isinstance(
+                node.func, cst.Attribute) and mt.is_name(node.func.value, "self")):
+            return True
+    return False
 
 
 def _returns_wrapper(facts: Facts, refs: dict[Ref, Model], answers: dict, value: cst.BaseExpression,

@@ -273,6 +273,8 @@ class Context:
         owners = [owner, *_prefixes(dotted(expr))]
         child: cst.CSTNode = expr
         for anc in f.ancestors(expr):
+            if isinstance(anc, (cst.If, cst.IfExp)) and child is anc.body and self._excludes_every_wrap(anc.test):
+                return True  # `if cf.with_ddp and cf.with_fsdp:` where every wrap runs under `... and not cf.with_fsdp`
             if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
                 test, negated = _negation(anc.test)
                 in_else = (child is not anc.body) != negated
@@ -296,6 +298,28 @@ class Context:
             f.code(value) == f"{owner}.module" and (reads := self._read_in(expr, f.scope(stmt)))
             and all(f.before(stmt, r) for r in reads) and self._under_wrap_test(stmt, owner)
             for _, value, stmt in f.writes(ref))
+
+    def _excludes_every_wrap(self, held: cst.BaseExpression) -> bool:
+        """Does the test `held`, true where a read runs, contradict a test every wrap of the script
+        runs under: a conjunct of it that one of the wrap's tests negates (`if cf.with_ddp and
+        cf.with_fsdp:` against the wrap's `if cf.with_ddp and not cf.with_fsdp:`, `if use_fsdp:`
+        against `if not use_fsdp:`)? Then no wrap has run where the test holds, on any path: the
+        FSDP branch shards the bare model, whose own attributes it reads (WeatherGenerator)."""
+        wraps = self.script.calls_of(DDP)
+        if not wraps:
+            return False
+        f = self.facts
+
+        def literal(test: cst.BaseExpression) -> tuple[str, bool]:  # `not x` -> ("x", True)
+            inner, negated = _negation(test)
+            return f.code(inner), negated
+
+        here = {literal(c) for c in mt.conjuncts(held)}
+        for wrap in wraps:
+            tests = [a.test for a in f.ancestors(wrap) if isinstance(a, cst.If) and f.is_inside(wrap, a.body)]
+            if not any((code, not negated) in here for t in tests for code, negated in map(literal, mt.conjuncts(t))):
+                return False
+        return True
 
     def _read_in(self, expr: cst.BaseExpression, scope) -> list[cst.CSTNode]:
         """Where `expr` is read in the function `scope`: `expr` itself, or, read in a
