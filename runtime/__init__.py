@@ -206,6 +206,7 @@ class _State:
         # set_epoch() to the end_epoch() that ends its epoch
         self.in_pass = False
         self.passes = 0  # training passes started so far
+        self.first_depth = 0  # main_process_first() blocks this process is inside
         self.own_streams: Any = None  # ranks > 0: their own generators' states between passes
         self.own_draws: Any = None  # every rank: its own generators' states between own_random_stream() blocks
         # terminal output
@@ -922,10 +923,26 @@ def main_process_first() -> Iterator[None]:
     numpy): the first process may have drawn numbers the others did not (a synthetic data set
     generated and saved where its file was missing, which the others then read), and what is drawn
     after the block (a ``random_split``, a model's initial weights) must be the same on every
-    process, as one process draws it once."""
+    process, as one process draws it once.
+
+    A block inside another (an object whose own construction holds one, built under another where
+    it is called) is part of the outer one, which orders the processes already: its own barriers,
+    met by the main process inside the outer block and by the others before it, would pair one's
+    with another's (a barrier with the random state's broadcast) and hang."""
+    if _STATE.first_depth:
+        _STATE.first_depth += 1
+        try:
+            yield
+        finally:
+            _STATE.first_depth -= 1
+        return
     if local_rank() != 0:
         barrier()
-    yield
+    _STATE.first_depth += 1
+    try:
+        yield
+    finally:
+        _STATE.first_depth -= 1
     if local_rank() == 0:
         barrier()
     if _initialised() and get_world_size() > 1 and not _STATE.in_pass:

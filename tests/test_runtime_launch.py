@@ -78,6 +78,49 @@ def test_torchrun_two_processes(tmp_path):
     assert proc.stderr.index(banner) < proc.stderr.index(batch)
 
 
+NESTED_FIRST_SCRIPT = textwrap.dedent("""
+    import json, os, sys, time
+    import torch
+    import ddpify_runtime as rt
+
+    rt.init_distributed_mode()
+    rank = rt.get_rank()
+    torch.manual_seed(rank)
+    marker = f"{sys.argv[1]}/codec"
+
+    def make_codec():  # an object whose construction holds a block of its own (its download inside it)
+        with rt.main_process_first():
+            found = os.path.exists(marker)
+            if rank == 0:
+                time.sleep(1)
+                open(marker, "w").close()
+        return found
+
+    with rt.main_process_first():  # built under another block where it is called (round 29's transformer)
+        found = make_codec()
+        torch.rand(3)
+    after = torch.randperm(10).tolist()
+    with rt.main_process_first():  # a block after them: barriers pair as before
+        again = os.path.exists(marker)
+    rt.barrier()
+    with open(f"{sys.argv[1]}/rank{rank}.json", "w") as f:
+        json.dump({"found": found, "after": after, "again": again}, f)
+""")
+
+
+def test_a_main_process_first_block_inside_another_is_part_of_it(tmp_path):
+    """A block inside another (the construction of a config whose codec downloads under its own
+    block, built under a block where the script calls it; decision 0236): the processes meet at
+    the outer block's barriers only. Before, rank 1 waited at the inner block's barrier while rank 0
+    broadcast its random state after it, and both hung. The order holds (rank 0 makes the file,
+    rank 1 finds it), the random state after the outer block is rank 0's, and a block after them
+    pairs its barriers as before."""
+    proc, (r0, r1) = torchrun_job(NESTED_FIRST_SCRIPT, tmp_path, timeout=TIMEOUT_S)
+    assert (r0["found"], r1["found"]) == (False, True)
+    assert r0["after"] == r1["after"]
+    assert r0["again"] and r1["again"]
+
+
 SLURM_SCRIPT = textwrap.dedent("""
     import json, sys
     import torch.distributed as dist
