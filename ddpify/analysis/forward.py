@@ -77,16 +77,20 @@ def wrapped_values(facts: Facts, expr: cst.BaseExpression, depth: int = 4) -> li
 
 def heads(facts: Facts, cls: cst.ClassDef) -> set[int] | None:
     """Positions of `forward`'s outputs computed by a sub-module that no other output uses
-    (`return self.adv(h), self.cls(h)`; names assigned in `forward` are followed), or None
+    (`return self.adv(h), self.cls(h)`; names assigned in `forward` are followed, on the path to the
+    `return` where a branch assigns them), or that read a parameter of the module no other output
+    reads (`return action, Normal(action, self.log_var.exp())`: a policy's distribution), or None
     without a `forward`."""
     forward = _method(facts, cls, "forward")
     if forward is None:
         return None
     found = set()
+    held = {name for target, value, _ in _init_writes(facts, cls) if (name := dotted(target)) and name.startswith("self.")
+            and name.count(".") == 1 and _has_parameters(facts, value)}
     for value in facts.returned(forward):
         if isinstance(value, cst.Tuple):
             exprs = [_resolved(facts, forward, e.value) for e in value.elements]
-            used = [_self_calls(e) for e in exprs]
+            used = [_self_calls(e) | _parameters_read(facts, e, held) for e in exprs]
             for i, mine in enumerate(used):
                 others = [e for j, e in enumerate(exprs) if j != i]
                 fed = isinstance(value.elements[i].value, cst.Name) and any(
@@ -1031,14 +1035,30 @@ def _literal_truth(value: cst.BaseExpression | None) -> bool | None:
 
 
 def _resolved(facts: Facts, func: cst.FunctionDef, expr: cst.BaseExpression) -> cst.BaseExpression:
-    """`validity` -> `self.adv_layer(out)` when `forward` assigns it once."""
+    """`validity` -> `self.adv_layer(out)` when `forward` assigns it once; where it assigns it more
+    than once (in each branch of an `if`), the one value that reaches `expr` (`Facts.reaching_values`)."""
     if isinstance(expr, cst.Name):
         writes = facts.writes(Ref(func, expr.value))
         if len(writes) == 1:
             return writes[0][1]
+        reaching = facts.reaching_values(expr) if len(writes) > 1 else None
+        if reaching is not None and len(reaching) == 1:
+            return reaching[0]
     return expr
 
 
 def _self_calls(expr: cst.CSTNode) -> set[str]:
     return {dotted(c.func) for c in mt.findall(expr, cst.Call, lambda c: isinstance(c.func, cst.Attribute)
                                                and mt.is_name(c.func.value, "self"))}
+
+
+def _parameters_read(facts: Facts, expr: cst.CSTNode, held: set[str]) -> set[str]:
+    """The attributes of `held` (`self.X` that `__init__` stores parameters at) that `expr` reads other
+    than by calling them (`self.log_var.exp()`), not for metadata only (`self.log_var.device`)."""
+    found = set()
+    for attr in mt.findall(expr, cst.Attribute, lambda a: mt.is_name(a.value, "self")):
+        name, parent = dotted(attr), facts.parent(attr)
+        if name in held and not (isinstance(parent, cst.Call) and parent.func is attr) \
+                and not (isinstance(parent, cst.Attribute) and parent.attr.value in METADATA):
+            found.add(name)
+    return found

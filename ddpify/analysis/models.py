@@ -860,14 +860,19 @@ def model_classes(facts: Facts, model: Model) -> list[cst.ClassDef]:
 
 
 def _forwards(facts: Facts, models: Models) -> Iterator[tuple[cst.Call, Model]]:
-    """(call, model) for every call of a wrapped model in a loop that trains, outside `no_grad`
-    (DDP expects a gradient for every parameter only after a forward that records one)."""
+    """(call, model) for every call of a wrapped model in a loop that trains, or in a function that
+    trains (a step method an agent's loop calls: TD3's `update()`, whose `pi_a, _ = self.actor(state)`
+    is followed by the actor's backward), outside `no_grad` (DDP expects a gradient for every
+    parameter only after a forward that records one)."""
     refs = models.refs
     for call in facts.calls:
         ref = facts.ref(call.func) if dotted(call.func) else None
         model = refs.get(ref) if ref is not None else None
-        if model is not None and any(isinstance(a, (cst.For, cst.While)) and facts.trains(a)
-                                     for a in facts.ancestors(call)) and not facts.grad_disabled(call):
+        if model is None or facts.grad_disabled(call):
+            continue
+        scope = facts.scope(call)
+        if any(isinstance(a, (cst.For, cst.While)) and facts.trains(a) for a in facts.ancestors(call)) \
+                or isinstance(scope, cst.FunctionDef) and facts.trains(scope):
             yield call, model
 
 

@@ -32,6 +32,36 @@ model = Heads()
         loss.backward()
         optimizer.step()
 """)
+POLICY = TRAINS.instead_of("loader", "model", "opt", "loop").enclosing(setup="""\
+ds = TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+loader = DataLoader(ds, batch_size=4, shuffle=True)
+
+class Policy(torch.nn.Module):
+    def __init__(self, continuous=True):
+        super().__init__()
+        self.continuous = continuous
+        self.body = torch.nn.Linear(2, 4)
+        self.mean = torch.nn.Linear(4, 1)
+        if continuous:
+            self.log_var = torch.nn.Parameter(torch.zeros(1, 1))
+
+    def forward(self, x):
+        mean = self.mean(self.body(x))
+        if self.continuous:
+            action = torch.tanh(mean)
+            dist = torch.distributions.Normal(action, self.log_var.exp().sqrt())
+            return action, dist
+        else:
+            action = torch.softmax(mean, dim=1)
+            dist = torch.distributions.Categorical(action)
+            return action, dist
+
+model = Policy()
+""", tail="""\
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+""")
 TOWER = TRAINS.instead_of("loader", "model").enclosing(setup="""\
 args_flag = True
 loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
@@ -1409,6 +1439,67 @@ for epoch in range(2):
         out.mean().backward()
         optimizer.step()
 """, "a_discarded_hidden_state_is_no_head", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
+    # a policy's forward returns a distribution over a parameter only it reads (`self.log_var`), the mean on
+    # one branch and the other assigned on both (round 29's TD3, decision 0236): `pi_a, _ = actor(s)` leaves it
+    # without a gradient
+    pair("""\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        action, _ = model(x)
+        loss = action.mean()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+model = DistributedDataParallel(model, device_ids=device_ids(model), find_unused_parameters=True)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        action, _ = model(x)
+        loss = action.mean()
+""", "an_output_over_a_parameter_only_it_reads_left_unread_finds_unused_parameters", report=[
+        "warning: a training step leaves outputs of `model` unread (`action, _ = model(x)`): DDP is built with find_unused_parameters=True, since the other parts may get no gradient in a step",
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=POLICY),
+    pair("""\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        action, dist = model(x)
+        loss = action.mean() - dist.log_prob(y).mean()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        action, dist = model(x)
+        loss = action.mean() - dist.log_prob(y).mean()
+""", "an_output_over_a_parameter_only_it_reads_read_keeps_the_default", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=POLICY),
+    pair("""\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        _, dist = model(x)
+        loss = -dist.log_prob(y).mean()
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import device_ids
+
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    for x, y in loader:
+        _, dist = model(x)
+        loss = -dist.log_prob(y).mean()
+""", "the_mean_a_distribution_is_built_from_left_unread_keeps_the_default", report=[
+        "change: `model` wrapped in DistributedDataParallel",
+    ], scaffold=POLICY),
     # shapes of real scripts (sweep): a layer built but never used, a parameter read for its device
     pair("""\
 class Net(torch.nn.Module):
@@ -8613,3 +8704,24 @@ TASKS""")
     assert "class CopyTraining:\n    net = attrib()\n    optimizer = attrib()\n\n    @net.default\n    def default_net(self):\n" \
            "        net = Net()\n        net = DistributedDataParallel(net, device_ids=device_ids(net))\n" in out
     assert "@net.module.default" not in out
+
+
+def test_a_discarded_output_in_a_step_method_without_a_loop_finds_unused_parameters():
+    """An agent's `update()` (no loop of its own; a loop elsewhere calls it) unpacks `pi_a, _ =
+    self.actor(state)` of a policy whose second output reads a parameter only it reads (round 29's TD3):
+    DDP gets find_unused_parameters=True there too."""
+    code = POLICY.around("""\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def update(x):
+    action, _ = model(x)
+    loss = action.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+for epoch in range(2):
+    for x, y in loader:
+        update(x)
+""").replace(POLICY.tail, "")
+    assert "find_unused_parameters=True" in only(NAME, code)
