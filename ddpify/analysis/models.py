@@ -350,15 +350,21 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
     calls a sub-module of it directly (`model.decoder(z)` beside `z = model(x)`): DDP would see
     those parameters used outside its forward, and with find_unused_parameters (a sub-module the
     forward never runs) marks them ready at the forward's end and again in backward ("marked as
-    ready twice"): that call, and True. Not for a DataParallel model (its `.module` reads go
-    with the wrapper)."""
+    ready twice"): that call, and True. Also a model whose forward runs somewhere but whose step
+    takes its loss from a method of its own that runs the forward itself (`out, loss =
+    self.model.forward_vs_target(x, y)`, then `loss.backward()`) without running the model's forward
+    beside it: that step trains the bare model (the first such call, and False). Not for a
+    DataParallel model (its `.module` reads go with the wrapper)."""
     if model.dataparallel is not None:
         return None, False
     own = _own_refs(refs, model)
     found, forward, beside, trains = None, False, None, None
+    forward_in: set = set()  # the functions that run its forward with gradients
+    bare: list[cst.Call] = []  # calls of its methods that run its forward themselves, with gradients
     for call, without_grad in calls:
         if dotted(call.func) and not without_grad and _holds_own(facts, refs, own, call.func) is not None:
             forward = True  # its forward runs with gradients (an evaluation's no_grad forward trains nothing)
+            forward_in.add(facts.scope(call))
             continue
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value not in mt.MODULE_API | STATE \
@@ -373,8 +379,26 @@ def _trained_by_methods(facts: Facts, calls: list[tuple[cst.Call, bool]], refs: 
                 beside = facts.code(call.func)
             if trains is None and not without_grad and any(facts.trains(m) for m in methods):
                 trains = facts.code(call.func)  # `vae.fit_on_data`, not `vae.get_prior_samples_given_Z` before it
+            if not without_grad and any(_runs_own_forward(facts, m) for m in methods):
+                bare.append(call)
+    # a step whose loss comes from a method that runs the forward itself (`out, loss =
+    # self.model.forward_vs_target(x, y)`, then `loss.backward()`) and that runs no forward of the
+    # model beside it trains the bare model, whatever runs its forward elsewhere
+    stepped = next((c for c in bare if (f := facts.scope(c)) not in forward_in and isinstance(f, cst.FunctionDef)
+                    and facts.trains(f)), None)
+    if forward and stepped is not None:
+        return facts.code(stepped.func), False
     # named by the method that trains (`netD.train_step`), not the first one called (`restore_checkpoint`)
     return (beside, beside is not None) if forward else (trains or beside or found, False)
+
+
+def _runs_own_forward(facts: Facts, method: cst.FunctionDef) -> bool:
+    """Does `method` run its object's forward (`self.forward(x)`, `self(x)`) with gradients: a loss
+    method (`forward_vs_target`: `logits = self.forward(idx)`, then a cross entropy), which run on
+    the bare model trains outside DistributedDataParallel's forward?"""
+    return any(not facts.grad_disabled(c) and (mt.is_name(c.func, "self") or isinstance(c.func, cst.Attribute)
+                                                and mt.is_name(c.func.value, "self") and c.func.attr.value == "forward")
+               for c in facts.calls_in(method))
 
 
 def _only_written_out(facts: Facts, call: cst.Call) -> bool:

@@ -8725,3 +8725,70 @@ for epoch in range(2):
         update(x)
 """).replace(POLICY.tail, "")
     assert "find_unused_parameters=True" in only(NAME, code)
+
+
+# a runner (a plain class) keeps the model and steps the loss a method of the model computes by running
+# its forward (round 29's transformer playground, decision 0236); the runner's own `forward`, which calls
+# the model, is never called
+RUNNER = """\
+import torch
+import torch.nn.functional as F
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def loss_of(self, x, y):
+        out = self.forward(x)
+        return out, F.mse_loss(out, y)
+
+
+class Runner:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def forward(self, x):
+        return self.model(x)
+
+    def learn(self, x, y):
+        out, loss = self.model.loss_of(x, y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def run(self, steps):
+        for _ in range(steps):
+            self.learn(torch.randn(4, 2), torch.randn(4, 1))
+
+
+runner = Runner(Net())
+runner.run(3)
+"""
+
+
+def test_a_step_whose_loss_a_method_running_the_forward_computes_syncs_the_model():
+    """The step's loss comes from `self.model.loss_of(x, y)`, which runs the forward itself, and the
+    step runs no forward of the model beside it: wrapped, the call would go to the bare module
+    (`self.model.module.loss_of`) and no gradient would be averaged (each process training its own
+    copy, unseen where they draw the same batches). The model is synced instead."""
+    result = rewritten(NAME, RUNNER)
+    assert "        model = sync_gradients(model)\n        self.model = model\n" in result.code
+    assert "DistributedDataParallel" not in result.code
+    assert [c.message for c in result.changes] == [
+        "`model` trains through its own methods (`self.model.loss_of(...)`), never its forward, which "
+        "DistributedDataParallel needs to average gradients: its gradients are averaged as backward computes "
+        "them (sync_gradients) where __init__() receives it; the model stays as it is"]
+
+
+def test_a_step_that_runs_the_wrapped_forward_beside_the_loss_method_keeps_the_wrapper():
+    """Near miss: the same step also runs the model's forward (`self.model(x)`), whose DDP forward
+    averages the gradients of every parameter it reaches: the wrapper stays."""
+    code = RUNNER.replace("        out, loss = self.model.loss_of(x, y)\n",
+                          "        out, loss = self.model.loss_of(x, y)\n        loss = loss + self.model(x).pow(2).mean()\n")
+    assert "model = DistributedDataParallel(model" in only(NAME, code)
