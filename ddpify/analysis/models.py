@@ -2125,8 +2125,10 @@ def _received(facts: Facts, key: str, optimizer: cst.CSTNode) -> Model | None:
 
 def _wrapped_once(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNode]) -> Models:
     """The models and the names that hold their wrappers, less each model a function receives
-    that every call hands a wrapper already (`_given_wrappers`)."""
+    that every call hands a wrapper already (`_given_wrappers`), and each built into another that
+    trains (`_built_into_another`)."""
     wrapped = [_sub_module_alias(facts, wrapped, model) or model for model in wrapped]
+    wrapped = [model for model in wrapped if not _built_into_another(facts, wrapped, model)]
     models = Models(wrapped, untraced, wrapped_refs(facts, wrapped))
     given = [model for model in wrapped if _given_wrappers(facts, models.refs, model)]
     if not given:
@@ -2159,6 +2161,38 @@ def _sub_module_alias(facts: Facts, wrapped: list[Model], model: Model) -> Model
     found = _model_at(facts, (1, stmt, name, None), model.optimizers[0], [])
     found.optimizers, found.partial = model.optimizers, model.partial
     return found
+
+
+def _built_into_another(facts: Facts, wrapped: list[Model], model: Model) -> bool:
+    """Is `model` handed, by the name that holds it, to the construction of another model that trains,
+    whose class keeps it as a sub-module (`encoder = EncoderRNN(size, hidden, input_embeddings)`,
+    its `__init__` storing `self.embedding = embedding`), while an optimizer steps its parameters by
+    that name too (`Adam(list(encoder.parameters()) + list(input_embeddings.parameters()))`)? It
+    trains inside the other's forward, under the other's wrapper. Wrapped on its own as well, it would
+    be a DistributedDataParallel inside the other's (two reducers averaging its gradients), and the
+    other's `state_dict()` would save its keys as `embedding.module.weight`, which the single-GPU
+    script cannot load (round 29's translation homework, decision 0236)."""
+    if "." in model.name or model.synced or model.dataparallel is not None or model.item:
+        return False
+    for other in wrapped:
+        if other is model:
+            continue
+        for call in facts.calls_in(other.defined):
+            cls = facts.classes.get(dotted(call.func) or "")
+            inits = facts.method(cls, "__init__") if cls is not None and is_module_class(facts, cls) else []
+            if len(inits) != 1:
+                continue
+            params = param_names(inits[0])[1:]  # after `self`
+            for i, arg in enumerate(call.args):
+                if not (mt.is_name(arg.value, model.name) and facts.scope(arg.value) is facts.scope(model.defined)
+                        and facts.before(model.defined, call)) or arg.star:
+                    continue
+                param = arg.keyword.value if arg.keyword is not None else params[i] if i < len(params) else None
+                if param is not None and any(mt.is_name(value, param) and (name := dotted(target)) is not None
+                                             and name.startswith("self.") and name.count(".") == 1
+                                             for target, value, _ in facts.writes_in(inits[0])):
+                    return True
+    return False
 
 
 def _sub_module_read(facts: Facts, optimizer: cst.CSTNode, attr: str) -> tuple[cst.CSTNode, str] | None:

@@ -8792,3 +8792,51 @@ def test_a_step_that_runs_the_wrapped_forward_beside_the_loss_method_keeps_the_w
     code = RUNNER.replace("        out, loss = self.model.loss_of(x, y)\n",
                           "        out, loss = self.model.loss_of(x, y)\n        loss = loss + self.model(x).pow(2).mean()\n")
     assert "model = DistributedDataParallel(model" in only(NAME, code)
+
+
+# a module handed to the construction of another model that keeps it as a sub-module, stepped by an
+# optimizer over both (round 29's translation homework: embeddings made outside the encoder, decision 0236)
+HANDED_IN = """\
+import torch
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self, hidden, embedding):
+        super().__init__()
+        self.embedding = embedding
+        self.fc = torch.nn.Linear(4, hidden)
+
+    def forward(self, x):
+        return self.fc(self.embedding(x))
+
+
+embeddings = torch.nn.Embedding(10, 4)
+encoder = Encoder(3, embeddings)
+params = list(encoder.parameters()) + list(embeddings.parameters())
+optimizer = torch.optim.Adam(params, lr=0.01)
+for step in range(3):
+    x = torch.randint(0, 10, (8,))
+    loss = encoder(x).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_module_built_into_another_model_is_wrapped_with_it_only():
+    """`embeddings` becomes `encoder.embedding`: the encoder's wrapper averages its gradients.
+    Wrapped on its own too, it was a DistributedDataParallel inside the encoder's, and the
+    encoder's state dict saved `embedding.module.weight`."""
+    out = only(NAME, HANDED_IN)
+    assert out.count("DistributedDataParallel(") == 1
+    assert "encoder = DistributedDataParallel(encoder" in out
+
+
+def test_a_module_an_other_models_construction_only_reads_keeps_its_own_wrapper():
+    """Near miss: the encoder's class builds a layer of its own from the embedding's size
+    (`nn.Embedding(embedding.num_embeddings, 4)`) and keeps no reference to it: both train,
+    each wrapped."""
+    code = HANDED_IN.replace("        self.embedding = embedding\n",
+                             "        self.embedding = torch.nn.Embedding(embedding.num_embeddings, 4)\n")
+    out = only(NAME, code)
+    assert "encoder = DistributedDataParallel(encoder" in out and "embeddings = DistributedDataParallel(embeddings" in out
