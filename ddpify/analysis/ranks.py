@@ -1018,12 +1018,14 @@ class Ranks:
         also `and`-ed with more: `if len(gpus) > 1 and not is_dist_avail_and_initialized():`, where a
         launcher starts its workers),
         or after an `assert` of its block that the run is not (`assert opt.local_rank == -1, "DDP
-        mode not implemented for --evolve"`, `assert dist.get_world_size() == 1`), or where a test holds that its function's
+        mode not implemented for --evolve"`, `assert dist.get_world_size() == 1`), or after an `if`
+        of its block that returns where the run has several processes (`if self.distributed: ...
+        return`: `_after_distributed_return`), or where a test holds that its function's
         distributed branch asserts false (`if LOCAL_RANK != -1: assert not opt.evolve`), or in a function
         every call of which is so, `depth` calls up (`train_with_dp(cfg)` in the `else` of `if cfg.DISTRIBUTE:`,
         the flag every process group starts under), not one the script starts as a worker or hands to a
         call by name (a launcher may run it in every process)?"""
-        child = node
+        child, own = node, True
         for anc in self.facts.ancestors(node):
             if isinstance(anc, cst.If) and child is not anc.test:
                 in_body = child is anc.body
@@ -1046,9 +1048,9 @@ class Ranks:
                 ruled_out = self._ruled_out_when_distributed(self.facts.scope(node))
                 if holds and any(self.facts.code(t) in ruled_out for t in (_conjuncts(test) if in_body else [test])):
                     return True
-            if isinstance(anc, (cst.IndentedBlock, cst.Module)):
-                if any(self._asks_one_process(test, True) or self._one_world(test) for test in self._asserts.asserted_before(anc, child)):
-                    return True
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and self._one_process_past(anc, child, own):
+                return True
+            own = own and not isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
             child = anc
         func = self.facts.scope(node)
         if isinstance(func, cst.FunctionDef) and self._web_route(func):
@@ -1060,6 +1062,32 @@ class Ranks:
             return False
         sites = self.facts.call_sites(func)
         return bool(sites) and all(self.undistributed(site, depth - 1) for site in sites)
+
+    def _one_process_past(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode, own: bool) -> bool:
+        """Is the statement `child` of `block` past an `assert` of the block that the run is one
+        process, or (in `child`'s own function: `own`) past an `if` that returns where it is not?"""
+        return any(self._asks_one_process(test, True) or self._one_world(test)
+                   for test in self._asserts.asserted_before(block, child)) \
+            or own and self._after_distributed_return(block, child)
+
+    def _after_distributed_return(self, block: cst.IndentedBlock | cst.Module, child: cst.CSTNode) -> bool:
+        """Is the statement `child` of `block` after an `if` of the same block, with no `else`, whose
+        test says only that the run has several processes (`several_processes(..., every=True)`:
+        `if self.distributed:` where every process group starts under that flag, `if ddp and
+        world_size > 1:`) and whose body ends in a `return` (or ends the process)? Only the runs where
+        that test fails get past it: one process, no group (as the `else` of that `if` would be).
+
+        Before: SpikeReg's trainer, `if self.distributed: ... init_process_group(...) ... return`
+        at the top of `_setup_multi_gpu`, then the one-process lines (`Training on single device`,
+        the DataParallel setup) each appending to the log: every one of them was "every rank
+        writes this file" (DDP006); now they are the run of one process."""
+        body = block.body
+        at = next((i for i, stmt in enumerate(body) if stmt is child), None)
+        for stmt in body[:at or 0]:
+            if isinstance(stmt, cst.If) and stmt.orelse is None and (_ends_in_return(self.facts, stmt.body) or _exits(
+                    self.facts, stmt.body)) and self.several_processes(stmt.test, every=True):
+                return True
+        return False
 
     def _web_route(self, func: cst.FunctionDef) -> bool:
         """Is `func` a web server's request handler: decorated by a route of a FastAPI or Flask app
@@ -2124,6 +2152,15 @@ def _parts(value: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 # calls that end the process
 EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _ends_in_return(f: Facts, block: cst.BaseSuite) -> bool:
+    """Is the last statement of the block a `return`, so that every path through it returns (or
+    leaves it otherwise, by a `raise` or an early `return` within)? Not a block with a `break` or
+    `continue` in it, which may leave by another way."""
+    last = block.body[-1] if isinstance(block, cst.IndentedBlock) and block.body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else None
+    return isinstance(small, cst.Return) and not f.findall(block, (cst.Break, cst.Continue))
 
 
 def _exits(f: Facts, block: cst.BaseSuite) -> bool:
