@@ -116,7 +116,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     process must run: a trainer's `train()` of a class the script loads by name; not in a function decorated by a program decorator whose
     wrapper calls it under a rank test, `@rank0_only`, also one of the method's own class body, `@_main_only`). A write of another module of the
     program is also reported at the call of the checked file that runs it on every process
-    (`self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
+    (in a function the file runs, as above: not one nothing here calls, a one-process trainer
+    another script runs; `self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
     as lie between (`fuse()` of a module whose helper in a third module writes); not where a call
     on the way leaves out the branch that leads to the write (`Samples(rows, find=False)` whose
     constructor calls the writing helper only `if find:`), every other call being one that one
@@ -177,6 +178,7 @@ def _on_every_rank(ctx: Context, call: cst.Call, path: cst.BaseExpression | None
                 and not ctx.ranks.joins_every_process(func)
                 or isinstance(func, cst.FunctionDef) and f.entries(func) and not ctx.ranks.parted_calls(f.entries(func))
                 and all(_on_one_rank(ctx, site, func) or _left_out_by(ctx, call, func, site) or ctx.ranks.undistributed(site)
+                        or not f.handing_on(func.name.value) and not _run_by_the_file(ctx, f.scope(site))
                         for site in f.entries(func))
                 or path is not None and (_per_rank(ctx, path) or _per_sample_of_a_shard(ctx, call, path)
                                          or _drawn_from_a_shard(ctx, call, path)
@@ -274,12 +276,32 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
                 if runs is False:
                     continue  # `trainer.train()` of a `DDPTrainer`: never a sibling subclass's override
                 if f.program.part_of(site, f.parents) is entry is not home:
-                    if runs is None or _made_on(f, f.scope(site), runs):
+                    if (runs is None or _made_on(f, f.scope(site), runs)) and _run_by_the_file(ctx, f.scope(site)):
                         found.append(site)
                 else:
                     reached.append((f.scope(site), runs, site))
         frontier = reached
     return found
+
+
+def _run_by_the_file(ctx: Context, scope: cst.CSTNode | None) -> bool:
+    """Does the checked file run `scope`, the function (or top level) of a call that leads to
+    another file's write, as it runs the functions whose own writes DDP006 asks about
+    (`_on_every_rank`): the top level, a method (its class may be built by another file: a
+    trainer's methods, as before), a decorated function (the decorator may register it: a handler
+    of the project's event bus), or a function of the module called or handed on here
+    (`ranks.entry_point`) or one that joins every process itself (`joins_every_process`)?
+
+    Before: ACE-LoRA's lora.py holds `run_model`, the single-GPU trainer train.py calls (nothing
+    in lora.py does; no process group, no wrap), and `run_model_multi_gpu`, the DDP one: the
+    `save_lora(...)` call in `run_model` was "runs a file write of loralib/utils.py on every rank"
+    (DDP006), while that function's own `open(..., "w")` writes were rightly left alone; now its
+    calls are left alone too, and so is a helper's write that only such calls run (checking the
+    helper's module, whose program holds the file that imports it; not a function also handed on
+    by name, `mp.spawn(train, ...)` in the same uncalled `main` as `train(0, args)`: the launcher
+    runs it)."""
+    return not isinstance(scope, cst.FunctionDef) or ctx.facts.enclosing_class(scope) is not None \
+        or bool(scope.decorators) or ctx.ranks.entry_point(scope) or ctx.ranks.joins_every_process(scope)
 
 
 def _made_on(f, func: cst.CSTNode | None, needed: cst.ClassDef, depth: int = 4) -> bool:
