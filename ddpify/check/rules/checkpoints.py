@@ -1342,8 +1342,14 @@ def _as_read(f, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 4) -> b
     """Does `expr` hold state as `torch.load` read it, keys unchanged: the load, an entry of it
     (`checkpoint["model"]`), a comprehension that keeps each key (`{k: v for k, v in sd.items()
     if "pooler" not in k}`), a name whose assignments that reach `use` all are (not one made
-    later for a save: `checkpoint = {"model": model.state_dict()}`), a name's own update
-    (`sd = convert(sd)`) keeping what it held? Not keys rewritten (`{k[7:]: v ...}`)."""
+    later for a save: `checkpoint = {"model": model.state_dict()}`; not counting a `None` it is
+    set to where no file is found, which nothing loads), a name's own update (`sd = convert(sd)`)
+    keeping what it held? Not keys rewritten (`{k[7:]: v ...}`).
+
+    Before: msgc's `load_checkpoint` helper (`state = None`, then `state = torch.load(...)` if the
+    file exists, `return state`) made its resume into the DDP wrapper, `model.load_state_dict(
+    checkpoint['state_dict'])`, not one as read, so the wrapper's `module.` checkpoint it reads
+    back was "does not load into the model itself" (DDP007); now the resume is seen."""
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     if isinstance(expr, cst.Call):  # the load, or a function of the program that returns one
@@ -1358,7 +1364,9 @@ def _as_read(f, expr: cst.BaseExpression, use: cst.CSTNode, depth: int = 4) -> b
     ref = f.ref(expr) if isinstance(expr, cst.Name) and depth else None
     if ref is None:
         return False
-    values = [v for v, _ in _reaching(f, ref, use) if not _updates(f, v, ref)]  # `sd = convert(sd)` keeps what it was
+    # `sd = convert(sd)` keeps what it was; `state = None` before `if os.path.exists(p): state = torch.load(p)`
+    # holds nothing a load could take (`load_state_dict(None)` fails): only the loads count
+    values = [v for v, _ in _reaching(f, ref, use) if not _updates(f, v, ref) and not mt.is_name(v, "None")]
     return bool(values) and all(_as_read(f, v, use, depth - 1) for v in values)
 
 
