@@ -85,7 +85,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     never reads its parameter takes nothing). Nor is a sampler built in a `*_dataloader` hook of a Lightning data module
     or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`. Nor is
     one whose loader is read only in loops that run once (`for epoch in range(1):`, around the read
-    or around every call of the function that reads it): one epoch has no order to repeat.
+    or around every call of the function that reads it), or only by a loop over it that no loop
+    repeats (at the script's top level, or in a function no call of which is in a loop): one epoch
+    has no order to repeat.
     Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
     sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
     never passes the test; and a `set_epoch` that runs once, before the epochs (in no loop of a
@@ -184,8 +186,16 @@ def _epoch_loops(ctx: Context, sampler: cst.Call) -> list[cst.For | cst.While]:
 def _read_in_one_epoch(ctx: Context, sampler: cst.Call) -> bool:
     """Is the loader of `sampler` read only inside loops that run once (`for epoch in range(1):`,
     `range(0, 1)`: a literal count of one), a loop over it in a function every call of which lies in
-    such a loop? Then there is one epoch, and `set_epoch(0)` would give the order the sampler
-    already draws: nothing to reorder."""
+    such a loop? Or only by loops over it that no loop repeats: a `for x in loader:` in no loop, at
+    the top level of the script or in a function every call of which is in no loop (also of its
+    callers, up to the script's top level; not a function nothing here calls, which a launcher
+    may start, nor a call the loader is handed to, which may loop over the epochs itself)? Then
+    there is one epoch, and `set_epoch(0)` would give the order the sampler already draws:
+    nothing to reorder.
+
+    Before: a tutorial's `for i, (x, y) in enumerate(train_loader):` at the top level of the
+    script, its one pass over the data, was "nothing calls its set_epoch(epoch)" (DDP002); now a
+    single pass is one epoch."""
     f = ctx.facts
     loops, passed = _readers(ctx, sampler)
 
@@ -195,8 +205,21 @@ def _read_in_one_epoch(ctx: Context, sampler: cst.Call) -> bool:
         func = f.scope(node)
         sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and depth else []
         return bool(sites) and all(once(site, depth - 1) for site in sites)
+
+    def unrepeated(node: cst.CSTNode, depth: int = 3) -> bool:
+        if next(f.enclosing_loops(node), None) is not None:
+            return False
+        func = f.scope(node)
+        if isinstance(func, cst.Module):
+            return True
+        sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and depth else []
+        return bool(sites) and all(unrepeated(site, depth - 1) for site in sites)
     reads = [*loops, *passed]
-    return bool(reads) and all(once(read) for read in reads)
+    if bool(reads) and all(once(read) for read in reads):
+        return True
+    # `enumerate(loader)`, `tqdm(loader)` as the iterable of a loop over it: that loop's read
+    handed = [c for c in passed if not any(isinstance(lp, cst.For) and f.is_inside(c, lp.iter) for lp in loops)]
+    return bool(loops) and not handed and all(unrepeated(lp) for lp in loops)
 
 
 def _runs_once(loop: cst.For | cst.While) -> bool:
