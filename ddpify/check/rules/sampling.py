@@ -606,7 +606,9 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded), also
     where a loader factory hands it to a loader only on the path its evaluation calls skip (`if
     tag == "train": DataLoader(ds, sampler=sampler)` / `else: DataLoader(ds)`, called with
-    `tag="val"`).
+    `tag="val"`), nor for a sampler named for training, it and its loaders (`train_sampler`,
+    `train_loader`), that nothing reads without gradients or under a name of evaluation (its
+    loop's step in a trainer class the script imports by a name in its config).
     """
     if _trims_gathered(ctx):
         return
@@ -616,7 +618,8 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
             continue
         if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call) \
                 and not _taken_by_nothing(ctx, call) and _combines_across_processes(ctx, call) \
-                and not _no_figure_counts_a_repeat(ctx, call) and not _read_on_rank_zero_only(ctx, call):
+                and not _no_figure_counts_a_repeat(ctx, call) and not _read_on_rank_zero_only(ctx, call) \
+                and not _training_data_by_name(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
                             "the whole set")
@@ -1083,6 +1086,30 @@ def _named_for_evaluation(ctx: Context, sampler: cst.Call) -> bool:
     names = [dotted(t) or "" for t, v, _ in f.assigns if v is sampler or isinstance(v, cst.Call) and any(
         f.is_inside(sampler, o) for a in v.args if a.keyword and a.keyword.value == "sampler" for o in f.origins(a.value))]
     return bool(names) and all(EVALUATES.search(n.split(".")[-1]) for n in names)
+
+
+def _training_data_by_name(ctx: Context, sampler: cst.Call) -> bool:
+    """Is `sampler` named for training, it and its loaders (`train_sampler = DistributedSampler(
+    train_set)`, `train_loader = DataLoader(..., sampler=train_sampler)`: every name says `train`
+    or `fit`, none says evaluation), and read by nothing that says it evaluates: no loop over the
+    loaders without gradients or in a function named for evaluation, no call named for it or run
+    without gradients? A loop whose training step ddpify cannot see (`trainer.update(batch)` of a
+    trainer class the script imports by a name in its config) then trains on it, as the names say.
+
+    Before: doppelgangers' `train_sampler`, drawn by `for bidx, data in enumerate(train_loader):
+    logs_info = trainer.update(data)` with `trainer = importlib.import_module(cfg.trainer.type)
+    .Trainer(cfg, args)`, was "pads evaluation data" (DDP010): the loop showed no step; now its
+    names settle it. A `with torch.no_grad():` pass over `train_loader` that all-reduces its
+    accuracy is still reported."""
+    f = ctx.facts
+    names = [(dotted(t) or "").split(".")[-1] for t, v, _ in f.assigns if v is sampler or isinstance(v, cst.Call) and any(
+        f.is_inside(sampler, o) for a in v.args if a.keyword and a.keyword.value == "sampler" for o in f.origins(a.value))]
+    if not names or not all(TRAINS.search(n) and not EVALUATES.search(n) for n in names):
+        return False
+    loops, passed = _readers(ctx, sampler)
+    return not any(f.grad_disabled(lp) or isinstance(scope := f.scope(lp), cst.FunctionDef)
+                   and EVALUATES.search(scope.name.value) for lp in loops) \
+        and not any(f.grad_disabled(c) or EVALUATES.search(_called(c)) for c in passed)
 
 
 def _epochs(ctx: Context, sampler: cst.Call) -> bool:
