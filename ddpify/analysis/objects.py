@@ -52,7 +52,13 @@ MODEL, LOADER, OPTIMIZER, WRITER = "model", "loader", "optimizer", "writer"
 ADAPTERS = frozenset({"iter", "enumerate", "filter", "list", "tuple", "sorted", "reversed", "zip", "torch.compile",
                       "dict", "collections.OrderedDict", "easydict.EasyDict",  # a dict copied (`EasyDict({"train": loader})`)
                       "itertools.chain", "itertools.cycle", "itertools.chain.from_iterable",
-                      "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.rich.tqdm"})
+                      "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.rich.tqdm",
+                      # the model handed in, its batch norm layers swapped in place (SAFA's `generator_full =
+                      # SyncBatchNorm.convert_sync_batchnorm(generator_full)` before its wrap: still the
+                      # program's `GeneratorFullModel`, whose attributes DDP008 asks about; decision 0238)
+                      "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+                      "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
+                      "ddpify_runtime.convert_sync_batchnorm"})
 WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter", "tensorflow.summary.create_file_writer",
            "tensorflow.summary.FileWriter", "tensorflow.compat.v1.summary.FileWriter", "tensorboard_logger.Logger",
            "visdom.Visdom")  # a visdom client draws on a server every process would send to

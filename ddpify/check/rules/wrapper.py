@@ -65,7 +65,8 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     that hands back `accelerator.unwrap_model(x)` (`unet = unwrap_model(unet)`, also after taking a
     compiled model's `_orig_mod`). Not reported: a name the model inside lacks too, where every
     model the name may wrap is of the program's classes (built there, or a parameter annotated
-    with one) and none of them defines it (`ddpify.analysis.bare_model`: `model.generate` where
+    with one; also through `SyncBatchNorm.convert_sync_batchnorm(model)`, which hands back the
+    model it is given) and none of them defines it (`ddpify.analysis.bare_model`: `model.generate` where
     the class has `sample`; `.module.generate` fails the same way). `--fix` adds `.module`
     where the name holds torch's or apex's wrapper on every path (not accelerate's, nor
     pytorch-ignite's `idist.auto_model`'s: on one process there is no `.module`). pytorch-ignite's
