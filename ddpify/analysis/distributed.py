@@ -547,6 +547,77 @@ class Launcher:
             return list(self.facts.method(cls, arg.value.attr.value))  # `mp.spawn(self._do_train, ...)`
         return []
 
+    @cached_property
+    def started_with_index(self) -> frozenset[Ref]:
+        """The parameters of the workers that each process is started with its own index in: the
+        first one `mp.spawn(train, ...)` fills (spawn passes each worker its index), and one an item of
+        `Process(target=train, args=(i, ...))` fills where `i` counts the loop that starts the
+        processes (`for i in range(num_gpus):`); through `functools.partial` too (`train_fn =
+        partial(distributed_train, num_gpus=n, cfg=cfg)` ... `Process(target=train_fn, args=(i,))`
+        fills `rank` of `distributed_train(rank, num_gpus, group_name, cfg)`: the parameters the
+        partial binds, by position or by name, are not the ones the index fills). The rank a
+        process is started with is its rank.
+
+        Before: only a top-level function named in `mp.spawn(...)` itself was so read, so a
+        `rank == 0` test in a worker started through a partial by `multiprocessing.Process` (whose
+        one-process run calls it `train_fn(0)`) passed for the same on every process, and its
+        checkpoint save for a write of every rank (diffwave-sashimi, set 28x; decision 0241)."""
+        f = self.facts
+        found: set[Ref] = set()
+        for call in self._spawns:
+            position, keyword = SPAWNERS[f.qualify(call.func) or ""]
+            arg = mt.keyword(call, keyword) or (mt.positional(call, position) if position is not None else None)
+            if arg is None:
+                continue
+            if position is not None:  # spawn: the index comes first
+                filled = {0}
+            else:
+                items = mt.keyword(call, "args")
+                if items is None or not isinstance(items.value, (cst.Tuple, cst.List)):
+                    continue
+                filled = {i for i, e in enumerate(items.value.elements) if not isinstance(e, cst.StarredElement)
+                          and self._counts_the_processes(e.value, call)}
+            bound = self._bound_by_partial(arg.value)
+            workers = self._targets_of(call) if bound is not None or isinstance(arg.value, cst.Name) else []
+            for func in workers:
+                if f.enclosing_class(func) is not None:
+                    continue
+                by_position, by_name = bound if bound is not None else (0, frozenset())
+                free = [p.name.value for p in func.params.params][by_position:]
+                free = [p for p in free if p not in by_name]
+                found.update(Ref(func, free[i]) for i in filled if i < len(free))
+        return frozenset(found)
+
+    def _counts_the_processes(self, expr: cst.BaseExpression, call: cst.Call) -> bool:
+        """Is `expr` the count of a `for` loop around `call` (`for i in range(n):`, the index of
+        `for i, d in enumerate(devices):`): each process started there is handed its own?"""
+        if not isinstance(expr, cst.Name):
+            return False
+        for loop in self.facts.ancestors(call):
+            if isinstance(loop, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(loop, cst.For) and self.facts.is_inside(call, loop.body):
+                target = loop.target
+                if mt.is_call_of(loop.iter, "range") and mt.is_name(target, expr.value):
+                    return True
+                if mt.is_call_of(loop.iter, "enumerate") and isinstance(target, (cst.Tuple, cst.List)) \
+                        and target.elements and mt.is_name(target.elements[0].value, expr.value):
+                    return True
+        return False
+
+    def _bound_by_partial(self, expr: cst.BaseExpression) -> tuple[int, frozenset[str]] | None:
+        """How many positional parameters, and which names, the `functools.partial` a worker
+        argument is (written out or assigned to the name handed on) binds; None where it is no
+        partial, or more than one."""
+        f = self.facts
+        ref = f.ref(expr) if isinstance(expr, cst.Name) else None
+        values = [expr] if isinstance(expr, cst.Call) else f.sources(ref) if ref is not None else []
+        partials = [v for v in values if isinstance(v, cst.Call) and f.qualify(v.func) == "functools.partial" and v.args]
+        if len(partials) != 1 or len(values) != 1 or any(a.star for a in partials[0].args):
+            return None
+        rest = partials[0].args[1:]
+        return sum(a.keyword is None for a in rest), frozenset(a.keyword.value for a in rest if a.keyword is not None)
+
     def _partial_of(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
         """The functions of the program a worker argument binds with `functools.partial`:
         `partial(train, master_port=p, ...)`, written out or assigned to the name handed on

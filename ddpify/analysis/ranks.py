@@ -260,8 +260,10 @@ class Ranks:
     @cached_property
     def ranks_by_role(self) -> frozenset[Ref]:
         """The names the script hands on as a rank (`init_process_group(rank=gpu)`): ranks, whatever
-        they are called (`ddpify.analysis.ranks.ranks_by_role`)."""
-        return ranks_by_role(self.facts)
+        they are called (`ddpify.analysis.ranks.ranks_by_role`), and the parameter each worker is
+        started with its own index in (`Launcher.started_with_index`: `Process(target=partial(train,
+        cfg=cfg), args=(i,))` in `for i in range(n):`)."""
+        return ranks_by_role(self.facts) | self.launcher.started_with_index
 
     @cached_property
     def rank_tables(self) -> frozenset[tuple[str, str | None]]:

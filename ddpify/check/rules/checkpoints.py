@@ -83,7 +83,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     fit_transforms(...)`, whose helper saves what it fitted); not a write told whether this is the main process,
     `save_pretrained(d, is_main_process=accelerator.is_main_process)`; not a method of an object that every
     rank but one has replaced with an object of another class, `else: saver = NoOp()` of `if rank == 0:`,
-    before `saver.save(model)`): not under a rank test (one that every way of holding asks: not
+    before `saver.save(model)`): not under a rank test (the rank also the parameter a worker is started with
+    its index in, `Process(target=partial(train, cfg=cfg), args=(i,))` in `for i in range(n):`; one that every way of holding asks: not
     `save and (epoch + 1 == epochs or rank == 0)`, which every rank passes in the last epoch; nor
     right of one that short-circuits: `rank == 0 and link(p)`; nor under one `or`-ed with the `else` of the flag the script spawns its
     workers under, `not args.multiprocessing_distributed or args.rank == 0` where the script runs
