@@ -1045,8 +1045,8 @@ class Ranks:
                 if in_body and any(isinstance(c, cst.UnaryOperation) and isinstance(c.operator, cst.Not)
                                    and self.several_processes(c.expression, every=True) for c in _conjuncts(anc.test)):
                     return True  # `if len(devices) > 1 and not dist.is_initialized():`: no process group there
-                if in_body and self._other_mode(anc.test):
-                    return True
+                if in_body and self._other_mode(anc.test) or not in_body and self._guarded_twin(anc):
+                    return True  # the `else` of `if cfg["DDP"]["flag"]: if dist.get_rank() == 0: save()` ... `save()`
                 ruled_out = self._ruled_out_when_distributed(self.facts.scope(node))
                 if holds and any(self.facts.code(t) in ruled_out for t in (_conjuncts(test) if in_body else [test])):
                     return True
@@ -1090,6 +1090,27 @@ class Ranks:
                     self.facts, stmt.body)) and self.several_processes(stmt.test, every=True):
                 return True
         return False
+
+    def _guarded_twin(self, branch: cst.If) -> bool:
+        """Is `branch` a test whose body does, under a rank test that holds on one process alone,
+        just what its `else` does unguarded (`if args.configs["DDP"]["flag"]: if dist.get_rank() ==
+        0: save_model(...)` / `else: save_model(...)`)? The program says there that where the test
+        fails, no second process runs the code: the test asks whether the run is distributed, and
+        its `else` is the run of one process. Not where the two blocks differ, nor where the inner
+        test is no rank test that holds on one process (`_one_rank`), nor where the body holds more,
+        nor where the program starts its process group under a flag of its own (`_group_gates`,
+        `_group_flags`): there that flag says whether the run is distributed, and a test of another
+        (`if self.amp:` where the group starts `if config["DDP"]:`) does not.
+
+        Before: the `else` was a write of every process (TopDiG's `run_val`, set 28; decision 0241)."""
+        f = self.facts
+        inner = branch.body.body[0] if len(branch.body.body) == 1 else None
+        if self._group_gates or self._group_flags or self._group_gate_keys:
+            return False
+        if not (isinstance(inner, cst.If) and inner.orelse is None and isinstance(branch.orelse, cst.Else)
+                and any(self._one_rank(c) for c in _conjuncts(inner.test))):
+            return False
+        return [f.code(s) for s in inner.body.body] == [f.code(s) for s in branch.orelse.body.body]
 
     def _web_route(self, func: cst.FunctionDef) -> bool:
         """Is `func` a web server's request handler: decorated by a route of a FastAPI or Flask app

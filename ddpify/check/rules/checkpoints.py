@@ -94,7 +94,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     process under a test that can differ between processes (a crash dump of a process whose own loss
     is not finite, then `sys.exit(1)`: only the failing processes write it), not where only a run of one process gets (`if args.local_rank == -1:`,
     after `assert opt.local_rank == -1`, where a test holds that the distributed branch asserts
-    false: `if opt.evolve:` after `if LOCAL_RANK != -1: assert not opt.evolve`; also in a function every
+    false: `if opt.evolve:` after `if LOCAL_RANK != -1: assert not opt.evolve`; or the `else` of a flag whose
+    body does the same under `if dist.get_rank() == 0:`, where no flag of the program gates its process
+    group (`if cfg["DDP"]["flag"]: if dist.get_rank() == 0: save() else: save()`); also in a function every
     call of which is so, in another module too: `train_with_dp(cfg)` in the `else` of `if cfg.DISTRIBUTE:`,
     the flag every process group starts under, also `and`-ed with another; or the main block of a
     file whose run as a program does nothing distributed, its `mp.spawn` commented out: the group's
