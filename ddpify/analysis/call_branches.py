@@ -23,6 +23,11 @@ A test of such tests (`not`, `and`, `or`) is decided where the known parts decid
 decides itself, whatever the call (`literal_truth`): `if False and epoch % 2 == 0:` is left out
 by every call, and by the module's own code (`ddpify.check.branches`).
 
+An attribute of the instance a method sets once from a parameter before its test (`self.filter_empty
+= filter_empty if mode == "train" else False` ... `if self.filter_empty:` in the same `__init__`,
+the class storing it nowhere else) is decided as what it is set to: both branches of a conditional
+expression alike, a parameter left at its default (`filter_empty=False`, never passed).
+
 A dict of lambdas looked up by a parameter picks one entry: `get_dataset("wfs")` never runs the
 `"cifar10": lambda: CIFAR10(root, download=True)` entry of `datasets = {...}` ... `datasets[name]()`.
 
@@ -181,6 +186,9 @@ def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.Base
     if type(test) is cst.Name:
         value = _argument(facts, func, site, test.value)
         return _UNKNOWN if value is _UNKNOWN else bool(value)
+    if (kept := _kept_flag(facts, func, test)) is not None:
+        value = _held_for(facts, func, site, kept)
+        return _UNKNOWN if value is _UNKNOWN else bool(value)
     if isinstance(test, cst.Call) and type(test.func) is cst.Name and test.func.value == "hasattr" \
             and len(test.args) == 2 and type(test.args[0].value) is cst.Name \
             and isinstance(attr := test.args[1].value, cst.SimpleString) and isinstance(attr.evaluated_value, str):
@@ -200,6 +208,44 @@ def _decided(facts: Facts, func: cst.FunctionDef, site: cst.Call, test: cst.Base
         return bool(op(value, right))
     except TypeError:
         return _UNKNOWN
+
+
+def _kept_flag(facts: Facts, func: cst.FunctionDef, test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """What `func` stores into `self.NAME` where `test` reads it (`if self.filter_empty:` after
+    `self.filter_empty = filter_empty if mode == "train" else False` in the same `__init__`): the
+    one assignment of that attribute in the class, a statement of `func`'s own body before the
+    test (no branch, no loop, no other method stores it). None for any other test."""
+    if not (isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self"):
+        return None
+    cls = facts.enclosing_class(func)
+    name = test.attr.value
+    if cls is None or facts.scope(test) is not func:
+        return None
+    stores = [t for t in facts.findall(cls, cst.AssignTarget) if isinstance(t.target, cst.Attribute)
+              and isinstance(t.target.value, cst.Name) and t.target.value.value == "self" and t.target.attr.value == name]
+    changed = [n for n in facts.findall(cls, (cst.AugAssign, cst.AnnAssign)) if isinstance(n.target, cst.Attribute)
+               and isinstance(n.target.value, cst.Name) and n.target.value.value == "self" and n.target.attr.value == name]
+    if len(stores) != 1 or changed:
+        return None
+    stmt = facts.parent(stores[0])
+    line = facts.parent(stmt) if stmt is not None else None
+    if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 or line not in func.body.body \
+            or not facts.before(stmt, test):
+        return None
+    return stmt.value
+
+
+def _held_for(facts: Facts, func: cst.FunctionDef, site: cst.Call, value: cst.BaseExpression) -> object:
+    """The constant `value`, read in `func`, holds for the call `site`: a literal, a parameter the
+    call (or its default) gives a constant, or a conditional expression both of whose branches
+    hold the same one (`filter_empty if mode == "train" else False`, `filter_empty` left at its
+    default False); `_UNKNOWN` otherwise."""
+    if isinstance(value, cst.IfExp):
+        body, orelse = _held_for(facts, func, site, value.body), _held_for(facts, func, site, value.orelse)
+        return body if body is not _UNKNOWN and orelse is not _UNKNOWN and body == orelse else _UNKNOWN
+    if type(value) is cst.Name and value.value not in ("True", "False", "None"):
+        return _argument(facts, func, site, value.value)
+    return _constant(value)
 
 
 def literal_truth(test: cst.BaseExpression) -> bool | None:

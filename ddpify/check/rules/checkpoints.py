@@ -123,7 +123,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     another script runs; `self.save_best()` of a base class whose helper calls `torch.save`), through as many modules
     as lie between (`fuse()` of a module whose helper in a third module writes); not where a call
     on the way leaves out the branch that leads to the write (`Samples(rows, find=False)` whose
-    constructor calls the writing helper only `if find:`), every other call being one that one
+    constructor calls the writing helper only `if find:`, also `if self.find:` after its `self.find = find`
+    of a `find=False` default no call passes), every other call being one that one
     process makes alone (`iterate(model, loader, save_path=d)` in the launcher's own inference
     branch, beside the workers' `iterate(model, loader, optimizer)`); not a call through a
     global name only one rank's branch binds (`global log` ... `if rank == 0: log =
