@@ -67,6 +67,11 @@ CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp,
 Sites = frozenset
 
 
+# calls that start a function handed to them by name in new processes, with `args=(...)` for its last parameters
+SPAWNING = frozenset({"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes",
+                      "multiprocessing.Process", "torch.multiprocessing.Process"})
+
+
 class Objects:
     """The object flow of one module (of a program's merged module)."""
 
@@ -464,6 +469,9 @@ class Objects:
         for target, value in self._attribute_stores.get(expr.attr.value, ()) if held else ():
             if target is not expr and self.values(target.value) & held:
                 found |= self.values(value)
+        for target, value, i in self._unpacked_attribute_stores.get(expr.attr.value, ()) if held else ():
+            if target is not expr and self.values(target.value) & held:  # `args.train_loader, args.val_loader = make(args)`
+                found |= Sites().union(*(self._element_at(s, i) for s in self.values(value)))
         return found
 
     def _converted_option(self, parsed: cst.Call, dest: str) -> Sites:
@@ -534,6 +542,19 @@ class Objects:
         for target, value, _ in self.facts.assigns:
             if isinstance(target, cst.Attribute) and dotted(target.value) != "self":
                 stores[target.attr.value].append((target, value))
+        return stores
+
+    @cached_property
+    def _unpacked_attribute_stores(self) -> dict[str, list[tuple[cst.Attribute, cst.BaseExpression, int]]]:
+        """`obj.a, obj.b = value` outside a class's own `self.x`: by attribute name, with the value
+        unpacked and the element's place (`args.train_loader, args.val_loader = loaders(args)`)."""
+        stores: dict[str, list[tuple[cst.Attribute, cst.BaseExpression, int]]] = defaultdict(list)
+        for target, value, stmt in self.facts.assigns:
+            if isinstance(target, (cst.Tuple, cst.List)) and not isinstance(stmt, cst.AugAssign) \
+                    and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+                for i, element in enumerate(target.elements):
+                    if isinstance(element.value, cst.Attribute) and dotted(element.value.value) != "self":
+                        stores[element.value.attr.value].append((element.value, value, i))
         return stores
 
     def stored_into(self, expr: cst.Attribute | cst.Subscript) -> list[cst.BaseExpression]:
@@ -641,7 +662,37 @@ class Objects:
                 found |= sites
         for item in self.facts.entered(ref):
             found |= self.values(item)
+        for given in self._launched_with(ref):  # `mp.spawn(main_worker, nprocs=n, args=(args,))`
+            found |= self.values(given)
         return found | self._property_values(ref)
+
+    def _launched_with(self, ref: Ref) -> list[cst.BaseExpression]:
+        """What the calls that hand a top-level function on by name with `args=(...)` give its
+        parameter `ref` (`mp.spawn(main_worker, nprocs=n, args=(args,))`, `Process(target=run,
+        args=(rank, cfg))`): the tuple's items fill its last parameters in order (spawn puts the
+        process index before them). Where a worker reads `args.train_loader` that the launching
+        code's own `args` never held, the object is the one handed on: before, a worker's parameter
+        held nothing, and a loop over `args.train_loader` in a helper it calls (TopDiG, set 28) drew
+        from no known loader (decision 0241)."""
+        f = self.facts
+        func = ref.scope
+        if not isinstance(func, cst.FunctionDef) or f.enclosing_class(func) is not None or "." in ref.name \
+                or func.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+            return []
+        params = [p.name.value for p in func.params.params]
+        if ref.name not in params:
+            return []
+        given = []
+        for call in f.handing_on(func.name.value):
+            items = mt.keyword(call, "args")
+            if (f.qualify(call.func) or "") not in SPAWNING or items is None \
+                    or not isinstance(items.value, (cst.Tuple, cst.List)) \
+                    or any(isinstance(e, cst.StarredElement) for e in items.value.elements):
+                continue
+            at = params.index(ref.name) - (len(params) - len(items.value.elements))
+            if 0 <= at < len(items.value.elements):
+                given.append(items.value.elements[at].value)
+        return given
 
     def _element_at(self, site: cst.CSTNode, i: int | None) -> Sites:
         """What element `i` of `site` may be, where a name is unpacked from it: of a tuple or list

@@ -31,7 +31,8 @@ from ddpify.analysis.loaders import loaders_of
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.ranks import _conjuncts as conjuncts
 from ddpify.analysis.same_values import ranks, values
-from ddpify.check.script import INIT, Script
+from ddpify.analysis.shards import Shards
+from ddpify.check.script import INIT, SAMPLER, Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.analysis.models import (DDP, IGNITE_AUTO_MODEL, Holds, Model, alone_in_its_group, holds_wrapper,
@@ -95,6 +96,13 @@ class Context:
         handed = {c: found for c in f.calls if (found := frozenset(
             x for a in c.args if dotted(a.value) for x in loaders_of(f, a.value, loaders, drawn=False)))}
         return loops, handed
+
+    @cached_property
+    def shards(self) -> Shards:
+        """Which loaders shard the data between the processes, and which values are drawn from a
+        process's own shard (`ddpify.analysis.shards`), over the loops `loader_reads` finds."""
+        return Shards(self.facts, self.script.calls_of("torch.utils.data.DataLoader"), self.script.calls_of(SAMPLER),
+                      self.loader_reads[0], self.ranks.rank_dependent, self.ranks.entry_point)
 
     @cached_property
     def wrapped_on_several_only(self) -> bool:

@@ -16,7 +16,6 @@ from ddpify.analysis.distributed import one_visible_gpu_each
 from ddpify.check.branches import never_runs
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
-from ddpify.check.script import SAMPLER
 from ddpify.analysis.same_values import reads_saved_state
 from ddpify.syntax.matchers import string_value
 from ddpify.analysis import writes
@@ -73,8 +72,10 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     open(os.path.join(out, p["file_name"]), "wb")`: each process writes its own shard's files), nor
     one computed from a batch such a loop draws (`for i, batch in enumerate(loader):` ...
     `open(f"{paths[batch['index']]}.txt", "w")`, also in a helper every call of which the loop hands
-    the batch; the sampler also one stored into the loader's `**` mapping, `args["sampler"] = ...`,
-    or a sampler class of the program whose constructor reads the rank; not one from the loop's
+    the batch, or from what a method stored on the instance, `self.cache["indexes"] = batch["indexes"]`;
+    the sampler also one stored into the loader's `**` mapping, `args["sampler"] = ...`,
+    or a sampler class of the program whose constructor reads the rank; the loader also one held on
+    the arguments `mp.spawn` hands the worker, `args.val_loader`; not one from the loop's
     count `i` or the epoch), nor `os.devnull`; not a file every process only empties, `with open(log_file, "w") as f: pass`, every
     other write of which comes after a wait of every process (`if ddp: dist.all_reduce(loss)` before
     the main process's `open(log_file, "a")`: all of them have emptied it by then); not a write
@@ -455,96 +456,23 @@ def _per_sample_of_a_shard(ctx: Context, call: cst.Call, path: cst.BaseExpressio
 
 def _in_a_sharded_loop(ctx: Context, node: cst.CSTNode) -> bool:
     """Does `node` run inside a `for` over a loader built with a DistributedSampler (`sampler=` one
-    of whose values is one)?"""
-    return bool(_sharded_loops(ctx, node))
-
-
-def _sharded_loops(ctx: Context, node: cst.CSTNode) -> list[cst.For]:
-    """The `for` loops around `node` over a loader that shards its data between the processes: a
-    `DataLoader(...)` given a DistributedSampler (`sampler=`/`batch_sampler=`, or the entry of a
-    mapping it unpacks, `DataLoader(**data_args)` after `data_args["sampler"] = ...`), or a sampler
-    of the program's own class that reads this process's rank (`_rank_reading_sampler`)."""
-    f = ctx.facts
-    iterated, _ = ctx.loader_reads
-    sharded = _sharded_loaders(ctx)
-    return [lp for lp in f.ancestors(node) if isinstance(lp, cst.For) and f.is_inside(node, lp.body)
-            and not iterated.get(lp, frozenset()).isdisjoint(sharded)]
-
-
-def _sharded_loaders(ctx: Context) -> frozenset[cst.Call]:
-    f = ctx.facts
-    found = set()
-    for c in ctx.script.calls_of("torch.utils.data.DataLoader"):
-        given = [a.value for a in (mt.keyword(c, "sampler"), mt.keyword(c, "batch_sampler")) if a is not None]
-        given += [*f.unpacked_entries(c, "sampler", stored=True), *f.unpacked_entries(c, "batch_sampler", stored=True)]
-        if any(isinstance(o, cst.Call) and (o in ctx.script.calls_of(SAMPLER) or _rank_reading_sampler(ctx, o))
-               for g in given for o in f.origins(g)):
-            found.add(c)
-    return frozenset(found)
-
-
-def _rank_reading_sampler(ctx: Context, call: cst.Call) -> bool:
-    """A call of a class of the program whose constructor reads this process's rank
-    (`DistributedInfSampler(dataset)`, whose `__init__` sets `rank = dist.get_rank()`): a sampler
-    that hands each process its own indices."""
-    f = ctx.facts
-    return any(isinstance(init := stmt, cst.FunctionDef) and init.name.value == "__init__"
-               and any(ctx.ranks.rank_dependent(n) for n in mt.findall(init.body, (cst.Name, cst.Attribute)))
-               for cls in f.built_classes(call) for stmt in cls.body.body)
-
-
-def _drawn(loop: cst.For) -> cst.BaseExpression:
-    """What a loop binds to the batches it draws: its target, but for the count of
-    `for i, batch in enumerate(loader)` (the same on every process)."""
-    target = loop.target
-    if mt.is_call_of(loop.iter, "enumerate") and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
-        return target.elements[1].value
-    return target
+    of whose values is one; `ddpify.analysis.shards`)?"""
+    return bool(ctx.shards.loops(node))
 
 
 def _drawn_from_a_shard(ctx: Context, call: cst.Call, path: cst.BaseExpression, depth: int = 2) -> bool:
-    """A path computed from a batch that a loop over a sharded loader draws (`_sharded_loops`):
+    """A path computed from a batch that a loop over a sharded loader draws (`Shards.drawn`):
     `for i, batch in enumerate(test_loader): index = batch["indexes"]; scene = paths[index];
     open(f"{scene}.txt", "w")`, where the loader's sampler is a DistributedSampler: each process
     writes the files of its own shard's samples (CPCM's per-scene predictions, decision 0234). Also
     in a helper every call of which (`depth` calls up) passes such a value for the parameter the
     path is computed from (`visualize(batch, out)` in the loop, whose `names = batch["names"]`
-    names the files). Not a path from the epoch number, the loop's count (`i`) or a constant (the
-    same on every process), nor one from the batch of a loader without such a sampler (every
-    process draws the same data)."""
-    return _from_a_shard(ctx, call, path, depth)
-
-
-def _from_a_shard(ctx: Context, at: cst.CSTNode, expr: cst.BaseExpression, depth: int, steps: int = 5) -> bool:
-    """Is `expr`, read at `at`, computed from a batch of a sharded loader (`_drawn_from_a_shard`)?"""
-    f = ctx.facts
-    targets = {n.value for lp in _sharded_loops(ctx, at) for n in mt.findall(_drawn(lp), cst.Name)}
-    func = f.scope(at)
-    seen: set[cst.CSTNode] = set()
-    todo: list[tuple[cst.BaseExpression, int]] = [(expr, steps)]
-    while todo:
-        node, left = todo.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        for n in [node] if isinstance(node, cst.Name) else mt.findall(node, cst.Name):
-            if not isinstance(n, cst.Name) or (ref := f.ref(n)) is None or ref.scope is not func:
-                continue
-            if n.value in targets:
-                return True
-            if depth and isinstance(func, cst.FunctionDef) and n.value in param_names(func) \
-                    and not f.writes(ref) and (sites := f.entries(func)) and all(
-                        (arg := f.argument_for(site, func, n.value)) is not None
-                        and _from_a_shard(ctx, site, arg, depth - 1) for site in sites):
-                return True
-            if left:
-                todo += [(v, left - 1) for v in f.sources(ref) if not _a_parameters_argument(f, v, func)]
-    return False
-
-
-def _a_parameters_argument(f: Facts, value: cst.BaseExpression, func: cst.CSTNode | None) -> bool:
-    """Is `value` (a source of a name) outside `func`: an argument a call passes for a parameter?"""
-    return f.scope(value) is not func
+    names the files), and from what a method stores on the instance (`self.cache["indexes"] =
+    batch["indexes"]` in the step the loop calls, read by the method that saves; decision 0241).
+    Not a path from the epoch number, the loop's count (`i`) or a constant (the same on every
+    process), nor one from the batch of a loader without such a sampler (every process draws the
+    same data)."""
+    return ctx.shards.drawn(call, path, depth)
 
 
 # calls that answer a name no other process gets: a random UUID, a fresh temporary file
