@@ -44,9 +44,13 @@ A link made on the disk (`link`: `os.symlink(src, dst)`, pathlib's `latest.symli
 is no file write, but both commands treat it as one: on every process, all but the first fail on
 the link the first has made (`convert` guards it, `check` reports it).
 
+A folder made where it may exist (`raced_folder`: `os.mkdir(d)`, `os.makedirs(d)` without
+`exist_ok`, also after `if not os.path.isdir(d):`) is no file write either, and both commands
+treat it as a race: `convert` guards it (or passes `exist_ok=True` to one made where it is
+missing), `check` reports it.
+
 What stays each command's own: `convert` also guards what is not a file write but must happen
-once (wandb calls, the logging calls of a SummaryWriter, `os.mkdir` and `os.makedirs` without `exist_ok`, which
-the processes would race, a link removed) and guards a `with open(p, "w")` block whole, whatever its body writes.
+once (wandb calls, the logging calls of a SummaryWriter, a link removed) and guards a `with open(p, "w")` block whole, whatever its body writes.
 `check` also reports a file or folder removed on every rank (`deletion`: `shutil.rmtree(d)`,
 `os.remove(p)`; `convert` guards these as calls to run once), and a download into a file of the disk on every rank (`download`: `urlretrieve(url,
 path)`, torchvision's `download_url(url, root)` and `download_and_extract_archive`,
@@ -417,6 +421,76 @@ def link_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
         return call.func.value
     arg = mt.positional(call, LINKS.get(facts.qualify(call.func) or "", 1)) or mt.keyword(call, "dst")
     return arg.value if arg is not None else None
+
+
+def raced_folder(facts: Facts, call: cst.Call) -> str | None:
+    """What `call` is when it makes a folder and fails where the folder exists (`os.makedirs(d)`,
+    `os.mkdir(d)`, pathlib's `out_dir.mkdir(parents=True)`: no `exist_ok`, or a false one), or
+    None (`os.makedirs(d, exist_ok=True)`; a `mkdir` method of the program's own; one in a `try`
+    whose handler catches FileExistsError, `except OSError:`). Run on every
+    process, all but the first fail on the folder the first has made (`FileExistsError`), also
+    after a test that it is missing (`if not os.path.isdir(d): os.makedirs(d)`: every process may
+    pass the test before any makes it). Both commands ask it: `convert` guards such a folder to the
+    main process, or passes `exist_ok=True` to one made where it is missing; `check` reports it on
+    every rank (DDP006; decision 0241)."""
+    qualified = facts.qualify(call.func)
+    if _failure_caught(facts, call):
+        return None  # `try: os.makedirs(d)` / `except OSError:`: the slower process goes on
+    if qualified == "os.mkdir":
+        return qualified
+    if qualified == "os.makedirs" and not tolerates_existing(facts, call):
+        return qualified
+    if qualified is None and mt.is_method_call(call, "mkdir") and not tolerates_existing(facts, call) \
+            and not facts.user_functions(call):
+        return "Path.mkdir"
+    return None
+
+
+# exceptions a handler that takes a failed folder creation catches (FileExistsError and its bases)
+FOLDER_ERRORS = frozenset({"FileExistsError", "OSError", "IOError", "EnvironmentError", "Exception", "BaseException"})
+
+
+def _failure_caught(facts: Facts, call: cst.Call) -> bool:
+    """Is `call` in the body of a `try` one of whose handlers catches FileExistsError (`except
+    OSError:`, `except Exception:`, a bare `except:`, or a tuple holding one)?"""
+    child: cst.CSTNode = call
+    for anc in facts.ancestors(call):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(anc, cst.Try) and child is anc.body and any(
+                h.type is None or any((dotted(t) or "").rpartition(".")[2] in FOLDER_ERRORS
+                                      for t in (h.type.elements if isinstance(h.type, cst.Tuple) else [h.type])
+                                      for t in ([t.value] if isinstance(t, cst.Element) else [t]))
+                for h in anc.handlers):
+            return True
+        child = anc
+    return False
+
+
+def raced_folder_path(call: cst.Call) -> cst.BaseExpression | None:
+    """The folder a call of `raced_folder` makes: `d` of `os.makedirs(d)`, the object of `d.mkdir()`."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "mkdir" and not mt.positional(call, 0):
+        return call.func.value
+    arg = mt.positional(call, 0) or mt.keyword(call, "name") or mt.keyword(call, "path")
+    return arg.value if arg is not None else None
+
+
+def tolerates_existing(facts: Facts, call: cst.Call) -> bool:
+    """Does `os.makedirs(...)` (or pathlib's `path.mkdir(...)`) accept a folder that exists:
+    `exist_ok=` given (by keyword, or third positional: `os.makedirs(d, mode, exist_ok)`,
+    `path.mkdir(mode, parents, exist_ok)`) and not the literal False, nor a name set to False or to
+    a test (`exist_ok = run_id == ''`, pytorch-template's: False for a run named by the time)?"""
+    arg = mt.positional(call, 2)
+    given = [arg.value] if arg is not None else facts.keyword_given(call, "exist_ok").values
+    return bool(given) and all(_not_false(facts, call, value) for value in given)
+
+
+def _not_false(facts: Facts, call: cst.Call, value: cst.BaseExpression) -> bool:
+    if mt.is_name(value, "False"):
+        return False
+    ref = facts.ref(value, facts.statement(call)) if isinstance(value, cst.Name) else None
+    return not any(mt.is_name(value, "False") or isinstance(value, (cst.Comparison, cst.UnaryOperation))
+                   for _, value, _ in (facts.writes(ref) if ref is not None else []))
 
 
 def _serializer(facts: Facts, call: cst.Call) -> bool:

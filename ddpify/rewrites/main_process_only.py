@@ -164,7 +164,7 @@ import libcst as cst
 from ddpify.output import build
 from ddpify.analysis import fsdp, objects, writes
 from ddpify.analysis.shell import shell_folder, shell_write
-from ddpify.analysis.writes import lock_around, preparing
+from ddpify.analysis.writes import lock_around, preparing, tolerates_existing
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.analysis.same_values import is_rank_test, per_process, ranks, same_everywhere
@@ -358,7 +358,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     _kept_handles(facts, edits, opened, writes, prepared)
     _runs_opened_by_with(facts, edits)
     for call in facts.calls_to("os.makedirs"):
-        if not _tolerates_existing(facts, call) and \
+        if not tolerates_existing(facts, call) and \
                 _made_if_missing(facts, call):
             edits.replace(call, lambda node, spread=facts.keyword_given(call, "exist_ok").spread: _exist_ok(
                 node, spread), "every process makes the folder if it is missing (exist_ok=True): "
@@ -514,11 +514,11 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
 def _raced_folder(facts: Facts, call: cst.Call, qualified: str | None) -> str | None:
     """The folder maker `call` is where every process would race to make the folder and the slower
     ones fail (`FOLDER_MAKERS`), or None."""
-    if qualified == "os.makedirs" and not _tolerates_existing(facts, call) and not _made_if_missing(facts, call):
+    if qualified == "os.makedirs" and not tolerates_existing(facts, call) and not _made_if_missing(facts, call):
         return "os.makedirs"
     if (shell := shell_folder(facts, call)) is not None and not shell[0]:
         return "mkdir"  # `os.system('mkdir {0}'.format(d))`: as os.makedirs(d)
-    if qualified is None and mt.is_method_call(call, "mkdir") and not _tolerates_existing(facts, call) and \
+    if qualified is None and mt.is_method_call(call, "mkdir") and not tolerates_existing(facts, call) and \
             not facts.user_functions(call):  # (a method of the program's own, which may set what others read)
         return "Path.mkdir"  # pathlib's (`out_dir.mkdir(parents=True)`)
     return None
@@ -541,24 +541,6 @@ def _made_if_missing(facts: Facts, call: cst.Call) -> bool:
     probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else None
     return isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and bool(probe.args) and \
         facts.code(probe.args[0].value) == facts.code(target.value)
-
-
-def _tolerates_existing(facts: Facts, call: cst.Call) -> bool:
-    """Does `os.makedirs(...)` (or pathlib's `path.mkdir(...)`) accept a folder that exists:
-    `exist_ok=` given (by keyword, or third positional: `os.makedirs(d, mode, exist_ok)`,
-    `path.mkdir(mode, parents, exist_ok)`) and not the literal False, nor a name set to False or to
-    a test (`exist_ok = run_id == ''`, pytorch-template's: False for a run named by the time)?"""
-    arg = mt.positional(call, 2)
-    given = [arg.value] if arg is not None else facts.keyword_given(call, "exist_ok").values
-    return bool(given) and all(_not_false(facts, call, value) for value in given)
-
-
-def _not_false(facts: Facts, call: cst.Call, value: cst.BaseExpression) -> bool:
-    if mt.is_name(value, "False"):
-        return False
-    ref = facts.ref(value, facts.statement(call)) if isinstance(value, cst.Name) else None
-    return not any(mt.is_name(value, "False") or isinstance(value, (cst.Comparison, cst.UnaryOperation))
-                   for _, value, _ in (facts.writes(ref) if ref is not None else []))
 
 
 def _exist_ok(node: cst.Call, spread: bool = False) -> cst.Call:

@@ -58,6 +58,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     torchvision's `download_url`/`download_and_extract_archive` (and a torchvision data set built with
     `download=True`, which calls it), `shutil.unpack_archive`, every process fetching
     into the same file at once (not one that moves a finished temporary file into place, `download_url_to_file`);
+    a folder made where it may exist, `os.makedirs(d)` or `os.mkdir(d)` without `exist_ok=True`, also after
+    `if not os.path.isdir(d):` (every process may pass the test before any makes it, and the slower fail with
+    FileExistsError; not one in a `try` that catches it);
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process, or on every
     process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`, the branch of
     `if rank != 0:` or `if accelerator.is_main_process == 0:`, after an early `return` that rank 0 alone
@@ -137,7 +140,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     f = ctx.facts
     dist = ctx.script.spelled("torch.distributed")
     reported: set[cst.Call] = set()
-    for call, path, what, fetched in _file_writes(ctx):
+    # a folder last: a call of another file that runs both a file write and a folder names the write
+    for call, path, what, fetched in sorted(_file_writes(ctx), key=lambda w: writes.raced_folder(f, w[0]) is not None):
         func = f.scope(call)
         if not _on_every_rank(ctx, call, path, fetched) or _logged_on_one_rank(ctx, call):
             continue
@@ -152,11 +156,14 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
                             "rank 0 only")
         else:
             removes = writes.deletion(f, call) is not None
-            fix = _guard(stmt, dist) if alone and dist is not None and not fetched and not removes else None
+            folder = writes.raced_folder(f, call) is not None
+            fix = _guard(stmt, dist) if alone and dist is not None and not fetched and not removes and not folder else None
             message = f"every rank downloads into this file ({what}): download it on one process first, the others " \
                 "waiting for it (a barrier) before they read it" if fetched else \
                 f"every rank removes this ({what}): all but the first fail on what the first removed; remove it on " \
                 "rank 0 only, the others waiting for it (a barrier)" if removes else \
+                f"every rank makes this folder ({what}, no exist_ok): all but the first may find it made and fail " \
+                "(FileExistsError), whatever test of it came first; pass exist_ok=True" if folder else \
                 "every rank writes this checkpoint: save on rank 0 only" if what == "torch.save" else \
                 f"every rank makes this link ({what}): make it on rank 0 only" if writes.link(f, call) else \
                 f"every rank writes this file ({what}): write it on rank 0 only"
@@ -170,6 +177,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
                             "first, the others waiting for it (a barrier)" if fetched else
                       f"`{f.code(site.func)}()` runs a removal of {where}: call it on rank 0 only, the others waiting "
                       "for it (a barrier)" if writes.deletion(f, call) is not None else
+                      f"`{f.code(site.func)}()` makes a folder that may exist, of {where}: all but the first fail on "
+                      "it; pass exist_ok=True" if writes.raced_folder(f, call) is not None else
                       f"`{f.code(site.func)}()` runs a file write of {where}: call it on rank 0 only")
 
 
@@ -415,6 +424,8 @@ def _file_writes(ctx: Context):
             yield call, writes.link_path(f, call), what, False
         elif (what := writes.deletion(f, call)) is not None:
             yield call, writes.deletion_path(call), what, False
+        elif (what := writes.raced_folder(f, call)) is not None:
+            yield call, writes.raced_folder_path(call), what, False
 
 
 def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
