@@ -495,7 +495,10 @@ def load_checked(entry: Path, data: bytes, parsed: dict | None = None, scans: di
     `init_process_group` says `world_size=1`: not the run the module's several processes share),
     else the first that calls a method of the module's classes (`_runs_methods`: predict.py's
     `predictor.predict_dataset(...)`, not a sweep script that builds the predictor and leaves that
-    call commented out), else the first, by depth then name. The
+    call commented out), else the first one of those naming a definition whose program names
+    torch.distributed in a module other than the checked one (diffwave-sashimi's train.py, whose
+    `distributed_util.py` starts the group, not generate.py, which reads none: decision 0241), else
+    the first, by depth then name. The
     module stays the program's first part: only its findings are reported. `scans` (folder ->
     the candidate scripts) keeps the scans across the files of one run."""
     parsed = {} if parsed is None else parsed
@@ -582,6 +585,7 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
     # that starts the job or else says it runs distributed, one that starts a run of one process]
     picks = {True: [None, None, None], False: [None, None, None]}
     running = None  # the first importer naming a definition that also calls a method of the module's classes
+    reads_group = None  # the first importer naming a definition whose program names torch.distributed elsewhere
     lookups = _Lookups()
     # once a script that starts the job is found, only a script whose own text names a definition
     # may still come first: the others are not read (a large project has hundreds of scripts)
@@ -612,8 +616,12 @@ def _importer(entry: Path, data: bytes, module: cst.Module, root: Path, name: st
                     break
             elif pick[1] is None and DISTRIBUTED.search(code):
                 pick[1] = importer  # one that says it runs distributed
+            elif pick is picks[True] and reads_group is None and any(
+                    DISTRIBUTED.search(_uncommented(part.data)) for part in reached.parts
+                    if part is not importer and lookups.resolved(part.path) != entry.resolve()):
+                reads_group = importer  # one a module of whose program says it
     earliest, named, alone = picks[True] if picks[True][0] is not None else picks[False]
-    chosen = named or alone or running or earliest
+    chosen = named or alone or running or reads_group or earliest
     return (first, chosen, lookups) if chosen is not None or not look else None
 
 
