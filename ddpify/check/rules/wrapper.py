@@ -93,7 +93,7 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
         if holds is None or _assigned(ctx, attr) or _probed(ctx, attr) or ctx.unwrapped_here(attr.value) \
                 or _before_the_wrap(ctx, attr.value) \
                 or holds != WRAPPER and f.code(attr.value) in containers or bare_model.lacks(f, attr.value, name) \
-                or _off_for_every_wrapper(ctx, attr):
+                or _off_for_every_wrapper(ctx, attr) or _asserted_one_process_under_its_test(ctx, attr):
             continue
         owner = f.code(attr.value)
         if ctx.prepared_only:  # accelerate's wrap, absent on one process: no `.module` to add
@@ -159,6 +159,57 @@ def _off_for_every_wrapper(ctx: Context, attr: cst.Attribute) -> bool:
                 wanted.append((test.value, holds))
         child = anc
     return bool(wanted) and not _reached_with_wrapper(ctx, func, attr.value.value, wanted, 3)
+
+
+def _asserted_one_process_under_its_test(ctx: Context, attr: cst.Attribute) -> bool:
+    """Is `attr` under an `if` whose test (`args.train_stage == 2`) is, word for word, one under which
+    the program asserted, earlier in `attr`'s function or in the one function that calls it (with
+    the test's leading name handed on as the parameter of that name, `validate(loader, model, args)`),
+    that the run is not distributed (`if args.train_stage == 2: assert not args.distributed`)?
+    Past that assert, every run where the test holds is one process: no wrapper there.
+
+    Before: AdaFocus' stage-2 reads of `model.glance`, `model.focuser` in `train` and `validate`,
+    the assert in `main_worker` that stage 2 runs without DDP, were DDP008 each (set 29; decision 0243).
+    Not for a test of another value (`args.train_stage == 3`), nor an assert of another flag."""
+    f = ctx.facts
+    func = f.scope(attr)
+    child: cst.CSTNode = attr
+    tests = []
+    for anc in f.ancestors(attr):
+        if anc is func:
+            break
+        if isinstance(anc, cst.If) and child is anc.body:
+            tests.append(anc.test)
+        child = anc
+    sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) else []
+    caller = f.scope(sites[0]) if sites and all(f.scope(s) is f.scope(sites[0]) for s in sites) else None
+    for test in tests:
+        root = (dotted(test.left) or "").partition(".")[0] if isinstance(test, cst.Comparison) else ""
+        scopes: list[tuple[cst.CSTNode, cst.CSTNode]] = [(func, attr)]
+        if caller is not None and isinstance(func, cst.FunctionDef) and root in param_names(func) \
+                and not f.writes(Ref(func, root)) and all(mt.is_name(f.argument_for(s, func, root), root) for s in sites):
+            scopes.append((caller, sites[0]))
+        if any(_asserted_under(ctx, scope, at, f.code(test)) for scope, at in scopes):
+            return True
+    return False
+
+
+def _asserted_under(ctx: Context, scope: cst.CSTNode, at: cst.CSTNode, code: str) -> bool:
+    """Does `scope`, before `at`, assert that the run is one process in the body of an `if` whose
+    test is spelled `code`?"""
+    f = ctx.facts
+    for node in f.findall(scope, cst.Assert):
+        if f.scope(node) is scope and f.before(node, at) and _says_one_process(ctx, node.test) and any(
+                isinstance(a, cst.If) and f.is_inside(node, a.body) and f.code(a.test) == code for a in f.ancestors(node)):
+            return True
+    return False
+
+
+def _says_one_process(ctx: Context, test: cst.BaseExpression) -> bool:
+    """`not args.distributed` (a test the run has several processes, negated), `args.local_rank == -1`."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return ctx.ranks.several_processes(test.expression, every=True)
+    return ctx.ranks._asks_one_process(test, True) or ctx.ranks._one_world(test)
 
 
 def _stands_for_parameter(f, name: cst.Name, func: cst.FunctionDef, site: cst.Call | None = None) -> bool:
