@@ -214,6 +214,9 @@ EARLY_READ = "this save runs on the main process only and `{read}` reads the fil
     "and read it outside that statement, with a barrier() between them"
 AGREED = "condition agreed across processes (agree_on): the file saved in it is read back in it, after a barrier " \
     "that every process must reach"
+UNWAITED_LOGGER = ("no barrier after this save, which is read back later: `{func}` makes a logger that runs on the "
+                   "main process only, and a barrier in it would wait for processes that never come; a reader on "
+                   "another process may read the file before the main process has written it")
 UNWAITED = "no barrier after this save, which is read back later: `{func}` is called where some processes may " \
     "not call it (a test that may differ between them), and a barrier in it would wait for them; a reader on " \
     "another process may read the file before the main process has written it"
@@ -339,6 +342,10 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             continue
         if _guarded_where_called(facts, scope := facts.scope(point), main_only):
             continue  # every call of the helper is guarded itself: the barrier goes after that call, for every process
+        if isinstance(scope, cst.FunctionDef) and any(
+                _made_on_main_only(facts, facts.statement(call)) for call in facts.call_sites(scope)):
+            edits.warn(stmt, UNWAITED_LOGGER.format(func=scope.name.value))
+            continue
         if not _called_by_all(facts, scope, main_only) and isinstance(scope, cst.FunctionDef):
             edits.warn(stmt, UNWAITED.format(func=scope.name.value))
             continue
@@ -1506,10 +1513,20 @@ def _called_by_all(facts: Facts, scope: cst.CSTNode, main_only: AbstractSet[cst.
         return True
     for call in facts.call_sites(scope):
         site = facts.statement(call)
-        if site in main_only or _reached_by_all(facts, site, main_only) is not site \
+        if site in main_only or _made_on_main_only(facts, site) or _reached_by_all(facts, site, main_only) is not site \
                 or not _called_by_all(facts, facts.scope(site), main_only, depth - 1):
             return False
     return True
+
+
+def _made_on_main_only(facts: Facts, site: cst.CSTNode) -> bool:
+    """`sys.stdout = Tee(path)`, `writer = Logger(log_dir)`: a logger this rewrite makes on the main
+    process only (`Tee(path) if is_main_process() else sys.stdout`), so its `__init__` runs there
+    alone, wherever the call is (another module's conversion guards it): a barrier in that
+    `__init__` would wait for processes that never come (round 29's held-out DCGAN hung there)."""
+    assign = site.body[0] if isinstance(site, cst.SimpleStatementLine) else None
+    return isinstance(assign, (cst.Assign, cst.AnnAssign)) and assign.value is not None \
+        and _is_logger(facts, assign.value)
 
 
 def _agreeable_tests(facts: Facts, stmt: cst.CSTNode, point: cst.CSTNode, readers: list[cst.Call]) -> list[cst.BaseExpression]:

@@ -3595,6 +3595,62 @@ def test_a_logger_that_replaces_sys_stdout_is_the_main_processs_and_the_console_
     assert "log = Logger('runs/other.txt') if is_main_process() else None\n" in code
 
 
+TEE_READ_BACK = """\
+import sys
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Tee:
+    def __init__(self, path):
+        self.terminal = sys.stdout
+        self.log = open(path, "a")
+
+    def write(self, message):
+        self.terminal.write(message)
+        self.log.write(message)
+
+    def flush(self):
+        self.terminal.flush()
+        self.log.flush()
+
+
+def save_note(path):
+    with open(path, "a") as f:
+        f.write("note\\n")
+
+
+sys.stdout = Tee("log.txt")
+save_note("note.txt")
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randn(16, 1)), batch_size=4, shuffle=True)
+for x, y in loader:
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+with open("log.txt") as f:
+    print(len(f.read()))
+with open("note.txt") as f:
+    print(f.read())
+"""
+
+
+def test_no_barrier_in_the_constructor_of_a_logger_made_on_the_main_process_only():
+    """Round 29's held-out DCGAN hung: `sys.stdout = utils.StdOut(path)` is made on the main process
+    only (`... if is_main_process() else sys.stdout`), and its `__init__`'s `open(path, "a")`, read
+    back later, got a barrier after it that only the main process reached. The barrier is left out
+    and the read named. Near miss: a helper every process calls, whose file is read back, keeps a
+    barrier after its (guarded) call."""
+    result = rewritten(NAME, TEE_READ_BACK)
+    code = result.code
+    assert 'sys.stdout = Tee("log.txt") if is_main_process() else sys.stdout\n' in code
+    init = code[code.index("def __init__"):code.index("def write")]
+    assert "barrier()" not in init
+    assert any("`__init__` makes a logger that runs on the main process only" in w for w in warnings(result.changes))
+    assert 'if is_main_process():\n    save_note("note.txt")\nbarrier()\n' in code
+
+
 SPREAD_BARS = """\
 import os
 import torch
