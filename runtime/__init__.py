@@ -929,20 +929,16 @@ def main_process_first() -> Iterator[None]:
     it is called) is part of the outer one, which orders the processes already: its own barriers,
     met by the main process inside the outer block and by the others before it, would pair one's
     with another's (a barrier with the random state's broadcast) and hang."""
-    if _STATE.first_depth:
-        _STATE.first_depth += 1
-        try:
-            yield
-        finally:
-            _STATE.first_depth -= 1
-        return
-    if local_rank() != 0:
+    outer = not _STATE.first_depth
+    if outer and local_rank() != 0:
         barrier()
     _STATE.first_depth += 1
     try:
         yield
     finally:
         _STATE.first_depth -= 1
+    if not outer:
+        return
     if local_rank() == 0:
         barrier()
     if _initialised() and get_world_size() > 1 and not _STATE.in_pass:
