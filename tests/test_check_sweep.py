@@ -107,7 +107,8 @@ def test_the_third_set_records_the_sha1_split_of_its_rows():
                                       "check_sweep25x.jsonl", "check_sweep26.jsonl",
                                       "check_sweep27.jsonl", "check_sweep27x.jsonl",
                                       "check_sweep28.jsonl", "check_sweep28x.jsonl",
-                                      "check_sweep29.jsonl", "check_sweep29x.jsonl"])
+                                      "check_sweep29.jsonl", "check_sweep29x.jsonl",
+                                      "check_sweep30.jsonl"])
 def test_the_fourth_to_eleventh_sets_record_the_sha256_split_of_their_rows(manifest):
     """The fourth to seventeenth sets (decisions 0040, 0047, 0050, 0053, 0058, 0061, 0066, 0073, 0081, 0084, 0089, 0090, 0097, 0098, 0105, 0106, 0112, 0113, 0122, 0123, 0131, 0132, 0141, 0142, 0150, 0151, 0159, 0160, 0168, 0169, 0177, 0178, 0187, 0188, 0195, 0196;
     11x to 24x are the eleventh to twenty-fourth sets' second files, 20 the twentieth set, 21 the twenty-first, 22 the twenty-second, 23 the twenty-third, 24 the twenty-fourth, 25 the twenty-fifth, 25x its second file) were split by `half()`, sha256 parity, before `check` ran on them; each
@@ -211,7 +212,8 @@ def test_the_ninth_sets_more_bug_fixes_use_no_repository_of_another_set():
                                       "check_sweep25x.jsonl", "check_sweep26.jsonl",
                                       "check_sweep27.jsonl", "check_sweep27x.jsonl",
                                       "check_sweep28.jsonl", "check_sweep28x.jsonl",
-                                      "check_sweep29.jsonl", "check_sweep29x.jsonl"])
+                                      "check_sweep29.jsonl", "check_sweep29x.jsonl",
+                                      "check_sweep30.jsonl"])
 def test_the_tenth_and_eleventh_sets_use_no_repository_of_another_set(manifest):
     """bench/check_sweep10.jsonl, bench/check_sweep11.jsonl and its second file bench/check_sweep11x.jsonl,
     bench/check_sweep12.jsonl and its second file bench/check_sweep12x.jsonl, bench/check_sweep13.jsonl and
