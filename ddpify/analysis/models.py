@@ -2414,12 +2414,15 @@ def _moved_after(facts: Facts, anc: cst.CSTNode, name: str) -> bool:
 
 
 def _used_inside(facts: Facts, anc: cst.CSTNode, stmt: cst.CSTNode, name: str) -> bool:
-    """Does `anc` train, return, keep or hand on `name` after `stmt` (`_stops`)?"""
+    """Does `anc` train, return, keep or hand on `name` after `stmt` (`_stops`), on `stmt`'s own
+    path? A statement of another branch of an `if` in it runs instead of `stmt` (`else: logger(...);
+    return None` after `elif name == 'resnet20': model = resnet20()` in a factory's chain): the
+    object `stmt` binds never reaches it, and the wrap after the chain serves every branch that builds one."""
     inside = [facts.statement(c) for c in facts.calls_in(anc)]
     inside += [facts.statement(s) for _, _, s in facts.assigns if facts.is_inside(s, anc)]
     inside += [facts.statement(r) for r in facts.returns if facts.is_inside(r, anc)]
     inside += [lp for lp in facts.loops_in(facts.scope(anc)) if facts.is_inside(lp, anc)]
-    return any(facts.before(stmt, s) and _stops(facts, s, name) for s in inside)
+    return any(facts.before(stmt, s) and not facts.apart(stmt, s) and _stops(facts, s, name) for s in inside)
 
 
 def _dataparallel_call(facts: Facts, value: cst.Call) -> cst.Call | None:

@@ -4153,6 +4153,53 @@ for x in torch.randn(3, 4):
     assert "    model = model.cuda()\nmodel = DistributedDataParallel(model, device_ids=device_ids(model))\n" in moved
 
 
+FACTORY_CHAIN = """\
+import torch
+from torch import nn
+
+
+def initialize_model(name, device):
+    if name == "small":
+        model = nn.Linear(4, 1).to(device)
+    elif name == "deep":
+        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).to(device)
+    else:
+        print(f"unknown model {name}")
+        return None
+    return model
+
+
+def get_optimizer(model):
+    return torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+
+
+def test_a_model_a_factory_builds_in_an_if_elif_chain_with_an_else_that_returns_is_wrapped_after_the_chain(tmp_path):
+    """Round 29's held-out kernelkd (29c; decision 0251): `initialize_model(name, ...)` builds the model
+    in one branch of an if/elif chain per name and returns it after the chain; its `else:` logs and
+    `return None`. That `return` counted as the model handed on inside the chain, so the wrap stayed in
+    the branch of the last binding (`elif model_name == 'resnet32x4':`), and the run's `resnet20` trained
+    bare. A statement of another branch never sees the object this branch binds: the wrap goes after
+    the chain, before `return model`, for every name. Near miss: a branch that returns its own model
+    (`return model` in it) keeps the wrap inside, before that return."""
+    from ddpify.convert import convert_program
+    from ddpify.inputs.program import load
+    (tmp_path / "model_utils.py").write_text(FACTORY_CHAIN)
+    entry = tmp_path / "train.py"
+    entry.write_text("import torch\nfrom model_utils import initialize_model, get_optimizer\n"
+                     "model = initialize_model('small', 'cpu')\noptimizer = get_optimizer(model)\n"
+                     "for x in torch.randn(3, 8, 4):\n    optimizer.zero_grad()\n    model(x).sum().backward()\n"
+                     "    optimizer.step()\n")
+    wrap = "    model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
+    code = convert_program(load(entry, entry.read_bytes())).modules["model_utils.py"].code
+    assert "        return None\n" + wrap + "    return model\n" in code and code.count("DistributedDataParallel(") == 1
+    (tmp_path / "model_utils.py").write_text(FACTORY_CHAIN.replace(
+        "nn.Linear(8, 1)).to(device)\n", "nn.Linear(8, 1)).to(device)\n        return model\n"))
+    code = convert_program(load(entry, entry.read_bytes())).modules["model_utils.py"].code
+    assert "        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).to(device)\n    " + wrap + \
+        "        return model\n" in code
+
+
 def test_a_model_trained_through_its_own_methods_and_evaluated_without_gradients_is_synced():
     """continual-learning (sweep 5a's tuning half): the generator trains in its own
     `train_a_batch()` (`self(x)`, backward, step) and an evaluation runs `model(x)` under
