@@ -1015,7 +1015,7 @@ def _climb(facts: Facts, inner: cst.CSTNode, loader: cst.BaseExpression, depth: 
                 continue
             expr = _rooted(loader, arg)
         elif own:
-            receiver = _receiver(call)
+            receiver = _receiver(call, func)
             if receiver is None:
                 continue
             expr = loader if dotted(receiver) == root.value else _rooted(loader, receiver)
@@ -1035,10 +1035,17 @@ def _item_of_spread(facts: Facts, call: cst.Call, func: cst.FunctionDef, param: 
     return cst.Subscript(holder, [cst.SubscriptElement(cst.Index(key))])
 
 
-def _receiver(call: cst.Call) -> cst.BaseExpression | None:
+def _receiver(call: cst.Call, method: cst.FunctionDef | None = None) -> cst.BaseExpression | None:
     """The object a method call runs on, as its caller names it: `trainer` of `trainer.run_epoch()`,
     `self` of `self.run_epoch()` and of `super().run_epoch()`; None where the caller names none
-    (`Trainer().run_epoch()`, a call through the class)."""
+    (`Trainer().run_epoch()`, a call through the class). A `method` that is `__call__`, run by
+    calling its instance, runs on what is called: `train_step` of `train_step(epoch)`,
+    `self.train_step` of `self.train_step(epoch)` (a `TrainStep` object that walks `self.trainloader`
+    in its `__call__`: before, the caller named no object, or `self` for the second, and the loader
+    had no epoch loop, every epoch drawing one order)."""
+    if method is not None and method.name.value == "__call__" and not (
+            isinstance(call.func, cst.Attribute) and call.func.attr.value == "__call__"):
+        return call.func if dotted(call.func) is not None else None
     if not isinstance(call.func, cst.Attribute):
         return None
     value = call.func.value

@@ -1406,6 +1406,94 @@ def main():
         end_epoch()
 main()
 """, "a_loader_a_method_reads_on_self_is_named_by_the_object_the_epoch_loop_calls_it_on", also=set()),
+    # a step object whose `__call__` passes over `self.loader` (round 29's held-out kernelkd, decision 0251:
+    # `train_step = TrainStep(model, trainloader, ...)`, `train_step(epoch)`): it runs on the object called,
+    # `train_step`; before, no caller named one (a TODO, the same order every epoch), and `self.train_step(epoch)`
+    # named `self`, whose `loader` is no attribute (`set_epoch(getattr(self, "loader", None), epoch)`: nothing)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class TrainStep:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+    def __call__(self, epoch):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+def main():
+    model = torch.nn.Linear(2, 1)
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    train_step = TrainStep(model, loader, torch.optim.SGD(model.parameters(), lr=0.1))
+    for epoch in range(2):
+        train_step(epoch)
+main()
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+class TrainStep:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+    def __call__(self, epoch):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+def main():
+    model = torch.nn.Linear(2, 1)
+    loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+    train_step = TrainStep(model, loader, torch.optim.SGD(model.parameters(), lr=0.1))
+    for epoch in range(2):
+        set_epoch(train_step.loader, epoch)
+        train_step(epoch)
+        end_epoch()
+main()
+""", "a_loader_the_call_method_of_a_step_object_reads_is_named_by_the_object_called", also=set()),
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+class TrainStep:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+    def __call__(self, epoch):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+class Runner:
+    def __init__(self, model, loader):
+        self.train_step = TrainStep(model, loader, torch.optim.SGD(model.parameters(), lr=0.1))
+    def run(self, epochs):
+        for epoch in range(epochs):
+            self.train_step(epoch)
+model = torch.nn.Linear(2, 1)
+Runner(model, DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)).run(2)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+class TrainStep:
+    def __init__(self, model, loader, opt):
+        self.model, self.loader, self.opt = model, loader, opt
+    def __call__(self, epoch):
+        for x, y in self.loader:
+            self.opt.zero_grad()
+            ((self.model(x) - y) ** 2).mean().backward()
+            self.opt.step()
+class Runner:
+    def __init__(self, model, loader):
+        self.train_step = TrainStep(model, loader, torch.optim.SGD(model.parameters(), lr=0.1))
+    def run(self, epochs):
+        for epoch in range(epochs):
+            set_epoch(self.train_step.loader, epoch)
+            self.train_step(epoch)
+            end_epoch()
+model = torch.nn.Linear(2, 1)
+Runner(model, DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)).run(2)
+""", "a_loader_the_call_method_of_a_step_object_held_in_an_attribute_reads_is_named_through_it", also=set()),
     # the pass's own method sets the bar it iterates (`self.bar = tqdm(self.train_loader)` or the
     # validation one, sharded too as it reaches the loop that trains): the caller's epoch loop names
     # the loaders, not `self.bar` (still the last pass's bar, or unset, at the top of the epoch)
