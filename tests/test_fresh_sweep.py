@@ -76,7 +76,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep29a.json", 8),
                                         ("fresh_sweep29c.json", 8),
                                         ("fresh_sweep29b.json", 8),
-                                        ("fresh_sweep30b.json", 9)])
+                                        ("fresh_sweep30b.json", 9),
+                                        ("fresh_sweep30a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -457,6 +458,13 @@ def test_the_twenty_seventh_sweeps_part_a_uses_no_repository_of_an_earlier_sweep
 def test_the_twenty_eighth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
     part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep28a.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep28a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 7 and not part_a & earlier
+
+
+def test_the_thirtieth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep30a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep30a.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_a) >= 7 and not part_a & earlier
 
