@@ -77,7 +77,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep29c.json", 8),
                                         ("fresh_sweep29b.json", 8),
                                         ("fresh_sweep30b.json", 9),
-                                        ("fresh_sweep30a.json", 8)])
+                                        ("fresh_sweep30a.json", 8),
+                                        ("fresh_sweep30c.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -1957,3 +1958,43 @@ def test_the_stand_in_cv2_colours_a_grey_picture_as_apply_color_map_does():
                    "h = cv2.applyColorMap(np.array([[0, 255], [128, 64]], dtype=np.uint8), cv2.COLORMAP_JET)\n"
                    "print(h.shape, h.dtype, int(h[0, 1].argmax()), int(h[0, 0].argmax()), type(cv2.resize).__name__)")
     assert out.split() == ["(2,", "2,", "3)", "uint8", "2", "0", "Anything"]
+
+
+def test_the_thirtieth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep30c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep30c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 6 and not part_c & earlier
+
+
+def test_the_stand_in_munch_is_a_dict_whose_keys_are_attributes():
+    """A template's config is `Munch(vars(args))`, read as `cfg.batch_size`, passed on as `**cfg`
+    and dumped with json; munch is not installed here."""
+    out = _stubbed("import json\nfrom munch import Munch, munchify\n"
+                   "m = Munch(a=1); m.b = {'c': 2}; f = lambda a, b: a + b['c']\n"
+                   "print(m.a, m['b'], f(**m), json.dumps(m, sort_keys=True), munchify({'x': {'y': 3}}).x.y)\n"
+                   "try:\n    m.missing\nexcept AttributeError:\n    print('no attribute')")
+    assert out.splitlines() == ['1 {\'c\': 2} 3 {"a": 1, "b": {"c": 2}} 3', "no attribute"]
+
+
+def test_the_stand_in_image_folder_names_its_samples_by_the_folders_files(tmp_path):
+    """A Siamese data set draws `random.choice(folder.imgs)` and opens the path itself: the
+    samples of an ImageFolder over a folder of files are those files (in turn, as many samples
+    as FRESH_SWEEP_SAMPLES); the folder's loader still gives each sample's picture. Near miss: a
+    folder of empty class folders keeps the synthetic names."""
+    for name in ("data/a/x.jpg", "data/b/y.jpg", "data/b/z.jpg"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    (tmp_path / "empty" / "a").mkdir(parents=True)
+    code = ("import fresh_stubs; fresh_stubs.install()\n"
+            "import torchvision.datasets as d; from PIL import Image\n"
+            "f = d.ImageFolder('data'); print(len(f), [p for p, _ in f.imgs], f.samples is f.imgs)\n"
+            "print(f.loader(f.imgs[3][0]).size, Image.open(f.imgs[1][0]).size)\n"
+            "print([p for p, _ in d.ImageFolder('empty').imgs][:2])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs"),
+                              "FRESH_SWEEP_SAMPLES": "4", "FRESH_SWEEP_IMAGE_SIDE": "16"}).stdout
+    assert out.splitlines() == [
+        "4 ['data/a/x.jpg', 'data/b/y.jpg', 'data/b/z.jpg', 'data/a/x.jpg'] True",
+        "(32, 32) (16, 16)",
+        "['0.png', '1.png']"]

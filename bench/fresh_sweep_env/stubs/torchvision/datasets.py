@@ -83,10 +83,20 @@ class ImageFolder(globals()["ImageFolder"]):
     """torchvision's positional order: (root, transform, target_transform, loader, is_valid_file)."""
 
     def __init__(self, root, transform=None, target_transform=None, loader=None, is_valid_file=None, **kwargs):
-        folders = [d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))] if os.path.isdir(root) else []
+        folders = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))) if os.path.isdir(root) else []
         if folders and "num_classes" not in kwargs:  # a folder the manifest made: as many classes as its folders
             kwargs["num_classes"] = len(folders)
         super().__init__(root, transform=transform, target_transform=target_transform, loader=loader, **kwargs)
+        files = [os.path.join(root, d, f) for d in folders for f in sorted(os.listdir(os.path.join(root, d)))
+                 if os.path.isfile(os.path.join(root, d, f))]
+        if files:  # the folder's own files name the samples (a program opens `imgs[i][0]` itself), in turn
+            self.samples = self.imgs = [(files[i % len(files)], target) for i, (_, target) in enumerate(self.samples)]
+            self._index = {path: i for i, (path, _) in enumerate(self.samples)}
+
+    def _load(self, path):
+        """A sample's path (a file of the folder) -> the picture of that sample's index."""
+        index = getattr(self, "_index", {}).get(str(path))
+        return super()._load(f"{index}.png" if index is not None else path)
 
 
 DatasetFolder = ImageFolder
