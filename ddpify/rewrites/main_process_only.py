@@ -280,6 +280,8 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
             tests.append((owner, _main_and if reads_logger else _and_main, f"{what} runs on the main process only"))
             writes[owner] = what
             owners.append(owner)
+            if not options.fsdp:  # its body runs on one process now (its test still on every one)
+                _forward_through_module(facts, refs, edits, owner.body)
             continue
         assign = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) else None
         if isinstance(assign, (cst.Assign, cst.AnnAssign)) and _is_logger(facts, assign.value, opened):

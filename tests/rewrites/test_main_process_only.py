@@ -425,6 +425,37 @@ def dump():
             torch.save(out, tmp_path)
 dump()
 """, "a_forward_inside_a_guarded_write_bypasses_ddp", also={"wrap-model"}, scaffold=SCRIPT.instead_of("optimizer", "loop")),
+    # issue 27 (sweep 30a's large-batch GAN: `if self.iter % self.summary_interval == 0: summary_grid_image(
+    # self.summary_writer, self.gen_model(self.fixed_noise).detach(), ...)`, an `if` whose body only writes, so
+    # that its test takes the guard): the forward in that body ran through DDP on the main process alone (its
+    # buffers' broadcast waits for the others); the test's own forward runs on every process and keeps the wrapper
+    pair("""\
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    if model(torch.randn(1, 2)).sum().item() > 0:
+        torch.save(model(torch.randn(1, 2)), "sample.pt")
+""", """\
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import atomic_write, device_ids, is_main_process
+
+model = DistributedDataParallel(model, device_ids=device_ids(model))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for epoch in range(3):
+    for x, y in train_loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+    if model(torch.randn(1, 2)).sum().item() > 0 and is_main_process():
+        with atomic_write("sample.pt") as tmp_path:
+            torch.save(model.module(torch.randn(1, 2)), tmp_path)
+""", "a_forward_in_the_body_of_an_if_whose_test_takes_the_guard_bypasses_ddp", also={"wrap-model"},
+         scaffold=SCRIPT.instead_of("optimizer", "loop")),
     pair("""\
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
