@@ -3224,13 +3224,16 @@ class Facts:
     def over_phases(self, loop: cst.For | cst.While) -> bool:
         """`for split in splits:` where `splits` is only ever bound to lists of strings, written out or
         put together (`splits = ['train', 'valid'] + (['test'] if args.test else [])`), here or through
-        other names: a loop over phases inside an epoch, not over epochs; so is `for phase in ['train', 'val']:`."""
+        other names: a loop over phases inside an epoch, not over epochs; so is `for phase in ['train', 'val']:`,
+        and `for phase in self.folder_names:` where every store of the attribute is such a list or a
+        parameter every caller gives one (sweep 30a's diatoms classifier, decision 0245)."""
         return isinstance(loop, cst.For) and self._strings_only(mt.strip_iteration(loop.iter))
 
     def _strings_only(self, node: cst.BaseExpression, depth: int = 3) -> bool:
         """A list or tuple of string literals (empty too), lists of them added or chosen by a test,
-        or a name every binding of which is one (`splits = SPLITS`, `SPLITS = ('train', 'valid')`)."""
-        if isinstance(node, cst.Name):
+        or a name or attribute every binding of which is one (`splits = SPLITS`, `SPLITS = ('train',
+        'valid')`, `self.phases = phases` of a parameter its callers give one)."""
+        if isinstance(node, (cst.Name, cst.Attribute)):
             ref = self.ref(node)
             sources = self.sources(ref) if ref is not None and depth > 0 else []
             return bool(sources) and all(self._strings_only(value, depth - 1) for value in sources)

@@ -1160,6 +1160,116 @@ for epoch in range(2):
                 opt.step()
     end_epoch()
 """, "a_loader_made_per_phase_over_phases_named_twice_is_reshuffled_by_the_epoch", also=set()),
+    # issue 27 (sweep 30a's diatoms classifier: `for phase in self.folder_names:` inside `for epoch in
+    # range(num_epochs):`, the attribute bound to a parameter its callers give a list of strings): the phases
+    # held by an object's attribute split the epoch as a name's do; before, the phase loop took the epoch's
+    # place (`set_epoch(dataloaders, phase)` at each phase, `end_epoch()` after each)
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, phases=None):
+        if phases is None:
+            self.phases = ['train', 'val']
+        else:
+            self.phases = phases
+
+    def fit(self, model, opt, loaders, epochs):
+        for epoch in range(epochs):
+            for phase in self.phases:
+                for x, y in loaders[phase]:
+                    loss = ((model(x) - y) ** 2).mean()
+                    if phase == 'train':
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+
+
+loaders = {p: DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+           for p in ['train', 'val']}
+model = torch.nn.Linear(2, 1)
+Trainer(phases=['train', 'val']).fit(model, torch.optim.SGD(model.parameters(), lr=0.1), loaders, 2)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+
+class Trainer:
+    def __init__(self, phases=None):
+        if phases is None:
+            self.phases = ['train', 'val']
+        else:
+            self.phases = phases
+
+    def fit(self, model, opt, loaders, epochs):
+        for epoch in range(epochs):
+            set_epoch(loaders, epoch)
+            for phase in self.phases:
+                for x, y in loaders[phase]:
+                    loss = ((model(x) - y) ** 2).mean()
+                    if phase == 'train':
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+            end_epoch()
+
+
+loaders = {p: DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+           for p in ['train', 'val']}
+model = torch.nn.Linear(2, 1)
+Trainer(phases=['train', 'val']).fit(model, torch.optim.SGD(model.parameters(), lr=0.1), loaders, 2)
+""", "phases_held_by_an_attribute_split_the_epoch_as_a_names_do", also=set()),
+    # near miss: an attribute that may hold other than strings (a number of stages) is no list of phases:
+    # its loop is the loop of the passes
+    pair("""\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, stages):
+        self.stages = stages
+
+    def fit(self, model, opt, loader, epochs):
+        for epoch in range(epochs):
+            for stage in self.stages:
+                for x, y in loader:
+                    opt.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    opt.step()
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+Trainer([0.1, 0.01]).fit(model, torch.optim.SGD(model.parameters(), lr=0.1), loader, 2)
+""", """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from ddpify_runtime import end_epoch, set_epoch
+
+
+class Trainer:
+    def __init__(self, stages):
+        self.stages = stages
+
+    def fit(self, model, opt, loader, epochs):
+        for epoch in range(epochs):
+            for stage in self.stages:
+                set_epoch(loader, stage)
+                for x, y in loader:
+                    opt.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    opt.step()
+                end_epoch()
+
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+model = torch.nn.Linear(2, 1)
+Trainer([0.1, 0.01]).fit(model, torch.optim.SGD(model.parameters(), lr=0.1), loader, 2)
+""", "a_loop_over_an_attribute_of_numbers_inside_the_epoch_loop_is_the_loop_of_the_passes", also=set()),
     # near miss: a loop over phases with no epoch loop around it is the loop of the passes (each phase a
     # pass: set_epoch gives a name that is no number the next number)
     pair("""\
