@@ -2831,6 +2831,58 @@ def own_wrapper_classes(facts: Facts) -> list[cst.ClassDef]:
     return memo["classes"]
 
 
+# builtin types no DDP wrapper is an instance of (`isinstance(model, dict)` holds for a dict of models)
+CONTAINER_TYPES = ("dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int", "float", "bool")
+
+
+def never_a_wrapper(facts: Facts, kind: cst.BaseExpression) -> bool:
+    """Is no DDP wrapper an instance of the class `kind` names, so that where `isinstance(model,
+    kind)` holds `model` is not the wrapper: a builtin container or scalar type, one of
+    `collections`/`typing`'s (Amphion's `isinstance(self.model, dict)`), or a class of the program
+    (the model's own: `isinstance(model, GFV)`, whose `else` reads `model.module...`) that derives
+    from no wrapper class (torch's, apex's: a library class named `...DataParallel`), is no
+    wrapper class of the program (`own_wrapper_classes`), and that no such class derives from.
+    `nn.Module` is none of these: the wrapper is a Module.
+
+        isinstance(model, dict)           -> True
+        isinstance(model, GFV)            -> True   (class GFV(nn.Module) of the program)
+        isinstance(model, nn.Module)      -> False
+        isinstance(model, MyDDP)          -> False  (class MyDDP(DistributedDataParallel))
+    """
+    qualified = facts.qualify(kind) or ""
+    if isinstance(kind, cst.Name) and kind.value in CONTAINER_TYPES and qualified in ("", kind.value) \
+            or qualified.startswith(("collections.", "typing.")):
+        return True
+    cls = facts.class_named(kind)
+    return cls is not None and cls not in _may_be_wrappers(facts)
+
+
+def _may_be_wrappers(facts: Facts) -> frozenset[cst.ClassDef]:
+    """The program's classes an instance of a wrapper class may be an instance of: each class
+    that derives (through any of its bases in the program) from a library class named
+    `...DataParallel` or is, or derives from, one of `own_wrapper_classes`, and every base of it
+    in the program."""
+    memo = facts.__dict__.setdefault("_own_wrappers", {})
+    if "kin" not in memo:
+        wrappers = set(own_wrapper_classes(facts))
+        kin: set[cst.ClassDef] = set()
+        for cls in (c for c in facts.by_type.get(cst.ClassDef, ()) if isinstance(c, cst.ClassDef)):
+            line, todo, foreign = [cls], [cls], False
+            while todo:
+                for base in todo.pop().bases:
+                    inner = facts.class_named(base.value) if base.keyword is None else None
+                    if inner is None:
+                        foreign |= base.keyword is None and "DataParallel" in (
+                            facts.qualify(base.value) or dotted(base.value) or "")
+                    elif inner not in line:
+                        line.append(inner)
+                        todo.append(inner)
+            if foreign or wrappers & set(line):
+                kin.update(line)
+        memo["kin"] = frozenset(kin)
+    return memo["kin"]
+
+
 ACCELERATE_PREPARE = ("prepare", "prepare_model")
 
 

@@ -36,7 +36,7 @@ from ddpify.check.script import INIT, SAMPLER, Script
 from ddpify.syntax.matchers import string_value
 from ddpify.syntax.facts import Facts, Ref, is_property
 from ddpify.analysis.models import (DDP, IGNITE_AUTO_MODEL, Holds, Model, alone_in_its_group, holds_wrapper,
-                                     own_wrapper_classes, prepares, written_wraps)
+                                     never_a_wrapper, own_wrapper_classes, prepares, written_wraps)
 from ddpify.syntax.names import dotted
 
 
@@ -450,17 +450,18 @@ class Context:
         return mt.is_call_of(test, "isinstance") and any(f.qualify(n) == DDP for n in names)
 
     def _container_test(self, test: cst.BaseExpression, owner: str) -> bool:
-        """`isinstance(model, dict)`: where it holds, `model` is of a kind no DDP wrapper is (a
-        builtin container or collection, or one of `collections`/`typing`'s), so no wrapper there;
-        Amphion's `if isinstance(self.model, dict): for key in self.model.keys():`."""
+        """`isinstance(model, dict)`, `isinstance(model, GFV)` (the model's own class): where it
+        holds, `model` is of a kind no DDP wrapper is (`models.never_a_wrapper`: a builtin
+        container, a class of the program no wrapper derives from), so no wrapper there; Amphion's
+        `if isinstance(self.model, dict): for key in self.model.keys():`, AdaFocus's `if
+        isinstance(model, GFV): model.glancer ... else: model.module.glancer`."""
         f = self.facts
         if not (isinstance(test, cst.Call) and mt.is_call_of(test, "isinstance") and len(test.args) == 2
                 and f.code(test.args[0].value) == owner):
             return False
         kinds = test.args[1].value
         names = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-        return all(isinstance(n, cst.Name) and n.value in CONTAINER_TYPES and f.qualify(n) in (None, n.value)
-                   or (f.qualify(n) or "").startswith(("collections.", "typing.")) for n in names)
+        return all(never_a_wrapper(f, n) for n in names)
 
     def _returns_wrapper_test(self, func: cst.FunctionDef, depth: int) -> bool:
         """Is `func`'s body one `return` of a wrapper test of its first parameter?"""
@@ -519,10 +520,6 @@ def _key(expr: cst.BaseExpression) -> str | None:
             and (first := mt.positional(expr, 0)) is not None:
         return string_value(first.value)
     return None
-
-
-# builtin types no DDP wrapper is an instance of (`isinstance(model, dict)` holds for a dict of models)
-CONTAINER_TYPES = ("dict", "list", "tuple", "set", "frozenset", "str", "bytes", "int", "float", "bool")
 
 
 def _negation(test: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:

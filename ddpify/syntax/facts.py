@@ -668,7 +668,7 @@ class Facts:
             target = bound.args[0].value
             if isinstance(target, cst.Name):
                 defs = [f for f in self.functions.get(self._defined_name(target), ()) if self.enclosing_class(f) is None]
-            elif isinstance(target, cst.Attribute) and (cls := self._class_named(target.value)) is not None:
+            elif isinstance(target, cst.Attribute) and (cls := self.class_named(target.value)) is not None:
                 defs = [m for m in self._methods(cls, target.attr.value) if _static_or_class(m)]
             else:
                 defs = []
@@ -890,7 +890,7 @@ class Facts:
         if isinstance(func, cst.Call):  # `Stopper(path)(val_loss, model)`: its `__call__`
             return [init for cls in self._registered_classes(func) for init in self._constructor(cls)] or \
                 self._called_instances(func)  # `ProjectRegistry.get(name)(config=config)`: the registered `__init__`s
-        if isinstance(func, cst.Attribute) and (cls := self._class_named(func.value)) is not None:
+        if isinstance(func, cst.Attribute) and (cls := self.class_named(func.value)) is not None:
             # `DeepSpeech.serialize(model, ...)`: a static or class method, called on the class
             return [m for m in self._methods(cls, func.attr.value) if _static_or_class(m)]
         classes = self._instances_of(func.value) if isinstance(func, cst.Attribute) else []
@@ -1465,7 +1465,7 @@ class Facts:
         classes = self._instances_of(expr)
         return classes[0] if len(classes) == 1 else None
 
-    def _class_named(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
+    def class_named(self, expr: cst.BaseExpression) -> cst.ClassDef | None:
         """The class of the program `expr` names (`DeepSpeech`, `model.DeepSpeech` of `import
         model`), where no assignment rebinds the name."""
         if isinstance(expr, cst.Attribute) and self.is_program_module(expr.value):
