@@ -23,6 +23,7 @@ the same answer.
 from __future__ import annotations
 
 from functools import cached_property
+from itertools import takewhile
 
 import libcst as cst
 
@@ -132,6 +133,20 @@ class Context:
         return bool(self.ddp_refs) and all(
             isinstance(m.defined, (cst.Assign, cst.AnnAssign)) and m.defined.value is not None
             and prepares(self.facts, m.defined.value) or m.defined in self._framework_given for m in self.ddp_refs.values())
+
+    @cached_property
+    def _wraps_unguarded(self) -> bool:
+        """Does every wrap of the script run on every run of it (no `if` or conditional expression
+        around it in its function: `D_A = DDP(D_A, device_ids=[rank])` in the spawned worker)? Then
+        a test the program reads the same object's `.module` on one side of (`if
+        args.multi_gpu_flag: D_A.module.state_dict() else: D_A.state_dict()`, in a helper the
+        one-process script calls too) is the program's own test of whether it is wrapped: every
+        run of this script is on the `.module` side."""
+        f = self.facts
+        return bool(self.ddp_refs) and all(
+            not any(isinstance(a, (cst.If, cst.IfExp)) for a in takewhile(
+                lambda a: not isinstance(a, (cst.FunctionDef, cst.Module)), f.ancestors(m.defined)))
+            for m in self.ddp_refs.values())
 
     @cached_property
     def optimizer_steps(self) -> frozenset[cst.Call]:
@@ -293,9 +308,9 @@ class Context:
                                     or any(self._container_test(t, o) for t in conjuncts(test) for o in owners)):
                     return True
                 other = anc.orelse if child is anc.body else anc.body
-                if self.prepared_only and other is not None and any(
+                if (self.prepared_only or self._wraps_unguarded) and other is not None and any(
                         f.code(a.value) == owner and a.attr.value == "module" for a in mt.findall(other, cst.Attribute)):
-                    return True  # accelerate's own unwrapping: `vae.module.discr if distributed else vae.discr`
+                    return True  # the program's own unwrapping: `vae.module.discr if distributed else vae.discr`
             if isinstance(anc, cst.IndentedBlock) and self._left_if_wrapper(anc, child, owner):
                 return True
             if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
