@@ -332,12 +332,24 @@ def written_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     return arg.value if arg is not None else None
 
 
-# downloads (and an archive unpacked) that write their files in place, with the position of where:
-# a process reading one can find it half written; `torch.hub.download_url_to_file`, `wget.download`
-# and `gdown.download` write a temporary file and move it into place, each process's copy whole
-DOWNLOADS = {"urllib.request.urlretrieve": 1, "torchvision.datasets.utils.download_url": 1,
-             "torchvision.datasets.utils.download_and_extract_archive": 1, "shutil.unpack_archive": 1}
-DESTINATIONS = ("filename", "root", "download_root", "extract_dir")
+# downloads (and an archive unpacked) that write their files in place, with the position of where
+# (None: by keyword only): a process reading one can find it half written; `torch.hub.download_url_to_file`,
+# `wget.download` and `gdown.download` write a temporary file and move it into place, each process's copy
+# whole, and so do Hugging Face Hub's `snapshot_download` / `hf_hub_download` (a lock and an `.incomplete`
+# file per blob).
+DOWNLOADS: dict[str, int | None] = {
+    "urllib.request.urlretrieve": 1, "torchvision.datasets.utils.download_url": 1,
+    "torchvision.datasets.utils.download_and_extract_archive": 1, "shutil.unpack_archive": 1}
+# scikit-learn's fetchers that write their cache under `data_home` (`~/scikit_learn_data`) in place:
+# `fetch_california_housing` joblib.dumps `cal_housing.pkz` where another process that finds it
+# `joblib.load`s it, and removes the archive another may be reading; so do the others here (a pickle
+# dumped in place, an archive extracted in place and removed). Not `fetch_openml` (each response is
+# written in a temporary folder and moved into place, scikit-learn 1.1 on), `fetch_covtype`
+# (`os.rename` from a temporary folder) nor `fetch_file` (`_fetch_remote`'s temporary file).
+DOWNLOADS.update({f"sklearn.datasets.{name}": None for name in (
+    "fetch_california_housing", "fetch_kddcup99", "fetch_olivetti_faces", "fetch_rcv1", "fetch_20newsgroups",
+    "fetch_20newsgroups_vectorized", "fetch_lfw_people", "fetch_lfw_pairs", "fetch_species_distributions")})
+DESTINATIONS = ("filename", "root", "download_root", "extract_dir", "data_home")
 
 
 def download(facts: Facts, call: cst.Call) -> str | None:
@@ -355,6 +367,9 @@ def download(facts: Facts, call: cst.Call) -> str | None:
         return f"{qualified.rsplit('.', 1)[-1]}(download=True)"
     if qualified not in DOWNLOADS or qualified == "urllib.request.urlretrieve" and download_path(facts, call) is None:
         return None
+    missing = mt.keyword(call, "download_if_missing")  # scikit-learn's fetchers: False only reads the cache
+    if missing is not None and mt.is_name(missing.value, "False"):
+        return None
     return qualified.rsplit(".", 1)[-1]
 
 
@@ -370,7 +385,7 @@ def download_path(facts: Facts, call: cst.Call) -> cst.BaseExpression | None:
     """Where a download of `DOWNLOADS` writes, where it is passed (by place or by keyword)."""
     qualified = facts.qualify(call.func) or ""
     place = 0 if _data_set_download(qualified, call) else DOWNLOADS.get(qualified, 1)
-    arg = mt.positional(call, place) or next((a for a in (mt.keyword(call, k) for k in DESTINATIONS) if a is not None), None)
+    arg = (mt.positional(call, place) if place is not None else None) or next((a for a in (mt.keyword(call, k) for k in DESTINATIONS) if a is not None), None)
     return arg.value if arg is not None else None
 
 
