@@ -998,7 +998,9 @@ class SameValues:
         by `next(it)` from a loader sized alike on every process (`_sized_data`: a DistributedSampler
         gives each as many batches), and every `None` it may hold is set where that iterator is spent
         (in an `except StopIteration:` handler, one at least): a prefetcher's `next()` gives None at
-        the same step everywhere. Not a `None` set on another condition (a batch skipped where this
+        the same step everywhere; so is a tensor method's result on such a batch (apex's prefetcher
+        keeps `self.next_input.cuda(non_blocking=True)`, then `.float()`, `.sub_(mean).div_(std)`:
+        `_drawn_batch`), never None. Not a `None` set on another condition (a batch skipped where this
         process's data is bad), nor a batch that is None itself (a collate function's for a batch
         whose every item failed to load)."""
         f = self.facts
@@ -1007,11 +1009,27 @@ class SameValues:
             return False
         sites = objects_of(f).values(test.left)
         nones = [o for o in f.origins(test.left) if mt.is_name(o, "None")]
-        return bool(sites) and bool(nones) and all(isinstance(s, cst.Call) and mt.is_call_of(s, "next") and s.args
-                                   and self._sized_data(s.args[0].value) for s in sites) \
+        return bool(sites) and bool(nones) and all(self._drawn_batch(s, frozenset()) for s in sites) \
             and all(any(isinstance(a, cst.ExceptHandler) and a.type is not None and any(
                 mt.is_name(n, "StopIteration") for n in (a.type, *f.findall(a.type, cst.Name))) for a in f.ancestors(o))
                 for o in nones)
+
+    def _drawn_batch(self, site: cst.CSTNode, seen: frozenset[cst.CSTNode]) -> bool:
+        """Is `site` a batch drawn by `next(it)` from a loader sized alike on every process, or a
+        tensor method's result on one (`TENSOR_KEEPS`, or an in-place method: `x.sub_(m)`), whose
+        receiver holds nothing else (followed through the names and attributes it is kept in)?"""
+        if isinstance(site, cst.Call) and mt.is_call_of(site, "next") and site.args:
+            return self._sized_data(site.args[0].value)
+        if site in seen or not (isinstance(site, cst.Call) and isinstance(site.func, cst.Attribute)):
+            return False
+        name = site.func.attr.value
+        if name not in TENSOR_KEEPS and not (name.endswith("_") and not name.startswith("_")):
+            return False
+        receiver, seen = site.func.value, seen | {site}
+        if isinstance(receiver, cst.Call):
+            return self._drawn_batch(receiver, seen)
+        sites = objects_of(self.facts).values(receiver) if dotted(receiver) else []
+        return bool(sites) and all(self._drawn_batch(s, seen) for s in sites if s not in seen)
 
     def _own_class(self, func: cst.BaseExpression) -> bool:
         """`cls` of `cls(**values)` in a `@classmethod` of a class of the program (a configuration's
@@ -1729,6 +1747,10 @@ def ranks(facts: Facts) -> Ranks:
 
 
 # what a function that picks one of its arguments may read besides them (`isinstance(d, str)`)
+# tensor methods that hand back a tensor of the one they are called on (moved, cast, reshaped): never None
+TENSOR_KEEPS = frozenset({"cuda", "cpu", "to", "float", "half", "double", "bfloat16", "long", "int", "bool", "byte",
+                          "contiguous", "clone", "detach", "pin_memory", "permute", "view", "reshape", "squeeze",
+                          "unsqueeze", "transpose", "flatten", "sub", "div", "mul", "add", "type"})
 PICKING_BUILTINS = frozenset({"None", "True", "False", "isinstance", "callable", "len", "type", "hasattr"})
 
 
