@@ -28,6 +28,7 @@ from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, Ref, Scope
 from ddpify.analysis.loaders import DATALOADER, Loaders, is_iterable_dataset
 from ddpify.analysis.models import Holds, Model, Models, holds_wrapper
+from ddpify.analysis.ranks import Ranks
 from ddpify.analysis.same_values import same_everywhere
 from ddpify.syntax.names import dotted
 
@@ -475,6 +476,41 @@ def keeps_only_its_last_batch(facts: Facts, loop: cst.For) -> bool:
         log(loss.item())                     # the last batch's loss
     """
     return _leaves_behind(facts, loop, keyed=False) is not None
+
+
+def trims_the_padding(facts: Facts, ranks: Ranks, loop: cst.For) -> bool:
+    """Does `loop` take a DistributedSampler's repeats back out of what it counts: an `if` in it
+    that subtracts (`-=`) under a test comparing the rank with the number of samples the sampler
+    pads, as the program computes it, a length modulo the number of processes (`padded =
+    (world_size - len(val_idx) % world_size) % world_size`)? The sampler repeats the set's first
+    samples, one on each of the first `padded` ranks; such a test picks those ranks out.
+
+        padded = (world_size - len(val_idx) % world_size) % world_size
+        for i, (x, y) in enumerate(val_loader):
+            total = torch.tensor(len(y))
+            if i == 0 and rank < padded:     # this rank's first sample is a repeat
+                total -= 1
+            dist.reduce(total, dst=0)
+    """
+    for branch in facts.findall(loop.body, cst.If):
+        if not any(isinstance(a.operator, cst.SubtractAssign) for a in facts.findall(branch.body, cst.AugAssign)):
+            continue
+        for test in mt.conjuncts(branch.test):
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+                sides = (test.left, test.comparisons[0].comparator)
+                if any(ranks.rank_dependent(s) for s in sides) and any(_padding_count(facts, ranks, s) for s in sides):
+                    return True
+    return False
+
+
+def _padding_count(facts: Facts, ranks: Ranks, expr: cst.BaseExpression) -> bool:
+    """Is `expr`, or every value its name is assigned, computed with a length modulo the number of
+    processes (`(world_size - len(ds) % world_size) % world_size`, `len(ds) % dist.get_world_size()`)?"""
+    values = [expr] if not dotted(expr) else facts.origins(expr)
+    return bool(values) and all(any(
+        isinstance(op.operator, cst.Modulo) and ranks.is_world_size(op.right)
+        and any(mt.is_call_of(c, "len") for c in facts.findall(op.left, cst.Call))
+        for op in facts.findall(value, cst.BinaryOperation)) for value in values)
 
 
 def keeps_results_by_sample_key(facts: Facts, loop: cst.For) -> bool:

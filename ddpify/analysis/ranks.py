@@ -152,7 +152,7 @@ class Ranks:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo):
             # `rank % world_size` is the rank itself (every rank is below the world's size); only
             # the GPU count of a node makes it a local index (`rank % torch.cuda.device_count()`)
-            return self._world_size(expr.right) and self.is_global_rank(expr.left)
+            return self.is_world_size(expr.right) and self.is_global_rank(expr.left)
         if isinstance(expr, cst.IfExp):  # `dist.get_rank() if dist.is_initialized() else 0`
             return self.is_global_rank(expr.body) or self.is_global_rank(expr.orelse)
         ref = f.ref(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
@@ -1187,7 +1187,7 @@ class Ranks:
 
     def _one_world(self, test: cst.BaseExpression) -> bool:
         """`dist.get_world_size() == 1`, `world_size <= 1`: the run is one process."""
-        return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and self._world_size(test.left) \
+        return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and self.is_world_size(test.left) \
             and isinstance(test.comparisons[0].operator, (cst.Equal, cst.LessThanEqual)) \
             and isinstance(test.comparisons[0].comparator, cst.Integer) and test.comparisons[0].comparator.value == "1"
 
@@ -1220,7 +1220,7 @@ class Ranks:
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
             op, right = test.comparisons[0].operator, test.comparisons[0].comparator
             bound = right.value if isinstance(right, cst.Integer) else None
-            return self._world_size(test.left) and (isinstance(op, cst.GreaterThan) and bound == "1" or isinstance(
+            return self.is_world_size(test.left) and (isinstance(op, cst.GreaterThan) and bound == "1" or isinstance(
                 op, cst.GreaterThanEqual) and bound == "2" or isinstance(op, cst.NotEqual) and bound == "1")
         if (isinstance(test, (cst.Name, cst.Attribute)) or _mode_test(test) is not None) \
                 and f.code(test) in self._group_gates:
@@ -1381,8 +1381,9 @@ class Ranks:
             found |= set.intersection(*above)
         return found
 
-    def _world_size(self, expr: cst.BaseExpression) -> bool:
-        """`world_size`, `args.world_size`, `dist.get_world_size()`, `int(os.environ["WORLD_SIZE"])`."""
+    def is_world_size(self, expr: cst.BaseExpression) -> bool:
+        """Is `expr` the number of processes: `world_size`, `args.world_size`, `dist.get_world_size()`,
+        `int(os.environ["WORLD_SIZE"])`."""
         if isinstance(expr, cst.Call) and mt.is_call_of(expr, "int") and expr.args:
             expr = expr.args[0].value
         if self.environment_key(expr) == "WORLD_SIZE":

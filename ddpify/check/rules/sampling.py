@@ -9,7 +9,7 @@ import libcst as cst
 
 from ddpify.analysis import objects
 from ddpify.analysis.call_branches import passed_truth, trains_for
-from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key
+from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key, trims_the_padding
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
 from ddpify.analysis.loaders import SHARDING_WORDS, TrainingReads, bound_or_none_tested, drawing_from, \
     handed_for_its_epoch_only, loaders_of, samples_data
@@ -601,7 +601,10 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     loader keeps only its last batch's values (no
     `+=`, no `append`, no metric updated: a test that logs its last batch's losses makes no figure
     over the set) or its results by a key the batch's items carry (`for x, y, idx in loader:` ...
-    `top5[int(idx_all[i])] = p`: a repeat rewrites its own entry), nor for
+    `top5[int(idx_all[i])] = p`: a repeat rewrites its own entry) or takes the repeats back out
+    (`if i == 0 and rank < padded: total -= 1`, with `padded` the program's own `(world_size -
+    len(ds) % world_size) % world_size`: the sampler repeats the first samples, one on each of the
+    first `padded` ranks), nor for
     a sampler no DataLoader takes and no call is handed (a `test_sampler` built beside a
     `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded), also
     where a loader factory hands it to a loader only on the path its evaluation calls skip (`if
@@ -619,6 +622,7 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
         if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call) \
                 and not _taken_by_nothing(ctx, call) and _combines_across_processes(ctx, call) \
                 and not _no_figure_counts_a_repeat(ctx, call) and not _read_on_rank_zero_only(ctx, call) \
+                and not _padding_trimmed(ctx, call) \
                 and not _training_data_by_name(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
@@ -636,6 +640,17 @@ def _no_figure_counts_a_repeat(ctx: Context, sampler: cst.Call) -> bool:
     loops, passed = _readers(ctx, sampler)
     return bool(loops) and all(keeps_only_its_last_batch(f, lp) or keeps_results_by_sample_key(f, lp)
                                for lp in loops) and all(
+        f.user_functions(c) or (dotted(c.func) or "") in ("len", *mt.ITERATION_WRAPPERS) for c in passed)
+
+
+def _padding_trimmed(ctx: Context, sampler: cst.Call) -> bool:
+    """Does every loop over the loaders of `sampler` take the padding's repeats back out of its
+    counts (`evaluation.trims_the_padding`: `if v_id == 0 and rank < padded: total -= 1`, with
+    `padded` the program's own `(world_size - len(val_idx) % world_size) % world_size`), the
+    loader handed to nothing else but `len`, iteration wrappers and the program's functions?"""
+    f = ctx.facts
+    loops, passed = _readers(ctx, sampler)
+    return bool(loops) and all(trims_the_padding(f, ctx.ranks, lp) for lp in loops) and all(
         f.user_functions(c) or (dotted(c.func) or "") in ("len", *mt.ITERATION_WRAPPERS) for c in passed)
 
 
