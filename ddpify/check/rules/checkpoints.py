@@ -575,7 +575,11 @@ def save_wrapper(ctx: Context) -> Iterator[Hit]:
     the script wraps under, the true side of a test every wrap is on the false side of, also around
     the calls of a helper that wraps (`if use_fsdp: save(net)` where only the `else` of `if use_fsdp:`
     calls `load_ddp_model`, which builds the DDP wrapper), the `else` of a test that the run has several processes
-    (`dist.is_initialized()`, a flag every process group starts under: no group, no wrapper), after
+    (`dist.is_initialized()`, a flag every process group starts under: no group, no wrapper), the
+    true side of `isinstance(model, Net)` (a class of the program no wrapper class derives from),
+    the other side of a test that saves `model.module` where every wrap of the script runs on
+    every run (`if args.multi_gpu_flag: save(model.module) else: save(model)`: the program's own
+    test of the wrap, in a helper a one-process script calls too), after
     `if args.distributed: model = model.module`. `--fix` adds
     `.module` where the name holds the wrapper on every path.
     """

@@ -41,7 +41,10 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, the side
     of a test every wrap is on the other side of (`if self.use_deepspeed: model.backward(loss)`,
     the wrap under its `elif self.use_ddp:`), the side of `isinstance(model, dict)` (a builtin or
-    `collections` container: no wrapper is one) where it holds, or under `if hasattr(model, "x"):` (or in the
+    `collections` container: no wrapper is one) or of `isinstance(model, Net)` (a class of the
+    program no wrapper class derives from, the model's own) where it holds, the other side of a
+    test that reads `model.module` where every wrap of the script runs on every run (`if
+    args.multi_gpu: model.module.x else: model.x`: the program's own test of the wrap), or under `if hasattr(model, "x"):` (or in the
     body of `model.x() if hasattr(model, "x") else y`; or a helper of the
     program that returns true only under its own such test of the object it is given:
     `isimplemented(model, "x")` testing `name in dir(obj)`), or under a test of a parameter
