@@ -2695,7 +2695,7 @@ def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
         home = facts.ref(_expression(model.name), model.anchor)
         if home is not None:
             flow = objects.of(facts)
-            received = flow.receivers(home)
+            received = _received_after_the_wrap(facts, model, home)
             kept = {k for r in [home, *received] for k in [*_kept_on_self(facts, r, model.written),  # `self.model = model`
                                                            *facts.kept_by_generated_init(r)]}  # `Setup(model, loader)`
             held = {home, *received, *kept, *(r for k in kept for r in flow.receivers(k))}
@@ -2704,6 +2704,42 @@ def wrapped_refs(facts: Facts, wrapped: list[Model]) -> dict[Ref, Model]:
             model.rebuilds = homes.setdefault(home, [])  # one list, shared by the wraps of one name
             model.rebuilds.append(model)
     return refs
+
+
+def _received_after_the_wrap(facts: Facts, model: Model, home: Ref) -> set[Ref]:
+    """The parameters the wrapped name is passed to (`objects.receivers`), at any depth, less
+    those only calls that run before the wrap hand it to: a call in the wrap's own function,
+    above the wrap and in no loop around it, passes the bare model (Sparsebit's
+    `model = QuantModel(model, config=qconfig)` ... `model = DistributedDataParallel(model, ...)`:
+    QuantModel's `self.model` is the traced graph module, not the wrapper; its
+    `model.model.conv1` read before the wrap was taken for the wrapper's). A parameter a call
+    after the wrap, or in another function, hands the name to is kept, as is one it reaches
+    otherwise (through `*args`, a dict of keywords) and a framework's parameter
+    (`before_anchor`: it holds the wrapper from the method's first line)."""
+    flow = objects.of(facts)
+    first = facts._passed_to.get(home, set())
+    if model.before_anchor:
+        return flow.receivers(home)
+    kept = set()
+    for param in first:
+        func = param.scope
+        if not isinstance(func, cst.FunctionDef):
+            kept.add(param)
+            continue
+        passing = [call for call in facts.call_sites(func)
+                   if (arg := facts.argument_for(call, func, param.name)) is not None and facts.ref(arg) == home]
+        if not passing or any(not _runs_before_the_wrap(facts, model, call) for call in passing):
+            kept.add(param)
+    return kept | {r for param in kept for r in flow.receivers(param)}
+
+
+def _runs_before_the_wrap(facts: Facts, model: Model, node: cst.CSTNode) -> bool:
+    """Does `node`, in the wrap's own function, run only before the wrap: above it, in no loop
+    whose body holds the wrap too (a later round would see the wrapper)?"""
+    if facts.scope(node) is not facts.scope(model.anchor) or not facts.before(node, model.anchor) \
+            or facts.is_inside(node, model.anchor):
+        return False
+    return not any(facts.is_inside(model.anchor, loop) for loop in facts.enclosing_loops(node))
 
 
 def _taken_out(facts: Facts, held: set[Ref], model: Model, home: Ref) -> list[Ref]:
