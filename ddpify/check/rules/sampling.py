@@ -606,7 +606,9 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     len(ds) % world_size) % world_size`: the sampler repeats the first samples, one on each of the
     first `padded` ranks), nor for
     a sampler no DataLoader takes and no call is handed (a `test_sampler` built beside a
-    `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded), also
+    `DataLoader(test_set)` without it: every process reads the whole set, nothing is padded; nor
+    where its name is bound to another sampler before the loader reads it: `eval_sampler =
+    SequentialSampler(eval_set)` above `DataLoader(eval_set, sampler=eval_sampler)`), also
     where a loader factory hands it to a loader only on the path its evaluation calls skip (`if
     tag == "train": DataLoader(ds, sampler=sampler)` / `else: DataLoader(ds)`, called with
     `tag="val"`), nor for a sampler named for training, it and its loaders (`train_sampler`,
@@ -682,7 +684,11 @@ def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
     of the program whose parameter for the argument is never read takes nothing
     (`train_model(model, samplers)` that no longer reads `samplers`). Before, both took every
     sampler of the dict: a validation sampler whose loader's `sampler=` is commented out was
-    reported."""
+    reported. A name is read as what it holds where the call reads it, where a statement on the way
+    there always binds it (`Facts.reaching_sources`): DeepSpeed-Chat's step 2 builds
+    `eval_sampler = DistributedSampler(eval_dataset)`, then `eval_sampler =
+    SequentialSampler(eval_dataset)` above `DataLoader(eval_dataset, sampler=eval_sampler)`, which
+    draws through the second only; before, any value the name was ever bound to counted."""
     f = ctx.facts
     flow = objects.of(f)
 
@@ -691,7 +697,9 @@ def _taken_by_nothing(ctx: Context, sampler: cst.Call) -> bool:
             keyed = flow.values(expr)  # `samplers["train"]`: the key's value where the dict is known
             if keyed and not any(isinstance(site, objects.CONTAINERS) for site in keyed):
                 return any(f.is_inside(sampler, site) for site in keyed)
-        for origin in f.origins(expr):
+        reached = f.reaching_sources(expr) if isinstance(expr, cst.Name) else None
+        origins = f.origins(expr) if reached is None else [o for value in reached for o in f.origins(value)]
+        for origin in origins:
             if f.is_inside(sampler, origin):
                 return True
             if depth and isinstance(origin, cst.Dict):
