@@ -359,6 +359,8 @@ class Ranks:
         ref = self.facts.ref(test)
         if ref is not None and ref in self.ranks_by_role:  # handed on as the rank: whatever it holds
             return True
+        if self._names_a_function(test, ref):  # `if is_main_process:`, never called: true everywhere
+            return False
         iterables = self._loop_iterables(test, ref)
         if iterables is not None:  # `{rank: ... for rank, start in enumerate(...)}`: an index, whatever its name
             return depth > 0 and any(self.rank_dependent(i, depth - 1) for i in iterables)
@@ -382,6 +384,26 @@ class Ranks:
                 self._following.discard(ref)
         return self.rank_name(test) or bool(sources) and any(self._reads_rank_word(s) for s in sources) \
             or not sources and isinstance(test, cst.Attribute) and self.property_rank_test(test, depth)
+
+    def _names_a_function(self, test: cst.Name | cst.Attribute, ref: Ref | None) -> bool:
+        """Is `test` the bare name of a function the program defines at a module's top level (its
+        own, or imported from a module of the program), read without a call, and nothing binds
+        otherwise (no store, no parameter of that name)? Its value is the function object, true on
+        every rank whatever the function would answer: MLCommons' UNet3D reference writes
+        `if is_main_process:` (runtime/distributed_utils.py's `def is_main_process(): return
+        get_rank() == 0`) around `mlperf_submission_log()`, which every rank runs. Before, the words
+        of the name made it a rank test."""
+        f = self.facts
+        if not isinstance(test, cst.Name) or ref is None or f.sources(ref) or f.writes(ref):
+            return False
+        scope: cst.CSTNode | None = f.scope(test)
+        while isinstance(scope, (cst.FunctionDef, cst.Lambda)):
+            if isinstance(scope, cst.FunctionDef) and test.value in param_names(scope) or isinstance(scope, cst.Lambda) \
+                    and any(p.name.value == test.value for p in scope.params.params):
+                return False
+            scope = f.scope(scope)
+        return any(isinstance(fn, cst.FunctionDef) and f.enclosing_class(fn) is None and isinstance(f.scope(fn), cst.Module)
+                   for fn in f.functions.get(f._defined_name(test), ()))
 
     def _loop_iterables(self, name: cst.Name | cst.Attribute, ref: Ref | None) -> list[cst.BaseExpression] | None:
         """What the loop variable `name` is drawn from where it is read, when a loop binds it there
@@ -1913,6 +1935,28 @@ class Ranks:
                                   for func in self.callees(call) for c in self.facts.calls_in(func.body))
         self._collective[call] = found
         return found
+
+    def takes_every_rank(self, call: cst.Call) -> bool:
+        """Is `call` the entry of a "main process first" protocol of the program that every rank
+        must enter: a generator function (a context manager's, `with torch_distributed_zero_first(
+        local_rank):`) that runs a collective before its `yield` under a rank test and another after
+        it (the other ranks wait at the first barrier until the main one reaches the second)? Such
+        a function's collectives are each under a rank test of its own, so `is_collective` does not
+        count its call; but a rank that never enters it leaves the others at their barrier.
+        SparseML's `_create_val_dataset_and_loader` returns early on every
+        process but the main one, which then enters `torch_distributed_zero_first` alone (PR #29)."""
+        funcs = self.callees(call)
+        if not funcs:
+            return False
+        for func in funcs:
+            yields = [y for y in self.facts.findall(func.body, cst.Yield) if self.facts.scope(y) is func]
+            if not yields:
+                return False
+            first, last = min(self.facts.spans[y][0] for y in yields), max(self.facts.spans[y][0] for y in yields)
+            guarded = [c for c in self.facts.calls_in(func.body) if self.is_collective(c) and self.rank_guard(c) is not None]
+            if not any(self.facts.spans[c][0] < first for c in guarded) or not any(self.facts.spans[c][0] > last for c in guarded):
+                return False
+        return True
 
     def collectives_run(self, call: cst.Call, depth: int = 3) -> frozenset[str]:
         """The collectives a call may run, by qualified name: itself (`torch.distributed.broadcast`),

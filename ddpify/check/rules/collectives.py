@@ -75,7 +75,12 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     under another rank test (`if rank != 0: dist.barrier()` ... `if rank == 0: dist.barrier()`,
     "main process first"; not where both lie inside one branch of an outer rank test, which the
     others never enter, nor in the bodies of two tests that share a conjunct reading the rank:
-    `if is_master and args.eval_first: evaluate()` and `if is_master: evaluate()`). Also found on the side of a file test where the file is missing
+    `if is_master and args.eval_first: evaluate()` and `if is_master: evaluate()`). The entry of
+    such a protocol of the program is itself a collective every rank must make (`with
+    torch_distributed_zero_first(local_rank):`, a generator that barriers under a rank test before
+    its `yield` and after it: `Ranks.takes_every_rank`): found where only some ranks enter it (after
+    an early return of the others). A test of a function of the program, not called (`if
+    is_main_process:`), is true on every rank: no rank test. Also found on the side of a file test where the file is missing
     (`if os.path.exists(path): load ... else: if rank == 0: download(url, path); dist.barrier()`)
     when that side makes files on some ranks (`Ranks.raced_file_test`): each process asks on its
     own, and one that asks after rank 0 has made the file never reaches the barrier; not where the
@@ -111,7 +116,7 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
         holds = "does not hold" if not returned and not f.is_inside(call, guard.body) else "holds"
         some = f"that return at `{f.code(guard.test)}`" if returned else f"where `{f.code(guard.test)}` {holds}"
         some = f"the ranks {'other than those ' if returned else ''}{some}"
-        if ctx.ranks.is_collective(call):
+        if ctx.ranks.is_collective(call) or ctx.ranks.takes_every_rank(call):
             if not _paired(ctx, call, guard):
                 yield Hit(call, f"`{_name(f, call)}` is a collective, but only {some} reach it: the others never "
                                 "call it (deadlock)")
