@@ -567,6 +567,21 @@ def test_a_classmethods_own_class_runs_its_methods(method, runs):
     assert [f.name.value for f in facts.user_functions(call)] == runs
 
 
+@pytest.mark.parametrize("registry, built", [
+    ("{'a': lambda c: Net(), 'b': lambda c: Other(c)}", ["Net", "Other"]),
+    ("{'a': lambda c: c * 2}", []),  # a lambda that builds nothing of the program
+    ("{'a': 'Net'}", []),  # no lambda: the call stays an object of its own
+])
+def test_a_call_of_a_lambda_held_by_a_registry_item_is_what_its_body_makes(registry, built):
+    """`build_fn = MODEL_REGISTRY[cfg.model_type]`, then `model = build_fn(cfg)`, over a registry of
+    lambdas (round 30's forecasting notebook, decision 0246): the objects the call may give are those
+    its lambdas' bodies make."""
+    facts, flow = core(f"class Other(nn.Module):\n    pass\nREGISTRY = {registry}\n"
+                       "def build(cfg):\n    build_fn = REGISTRY[cfg]\n    return build_fn(cfg)\nmodel = build('a')\n")
+    sites = flow.values(last_use(facts, "model"))
+    assert sorted(c.name.value for s in sites for c in flow.classes_built(s)) == built
+
+
 def test_cost_is_linear_in_a_long_chain_of_assignments():
     """Every name's value is computed once: a chain of 300 rebindings with two sources each
     would take 2**300 steps re-expanded per path."""
@@ -774,3 +789,4 @@ def test_a_class_taken_from_a_registry_is_every_class_the_registry_holds_there(s
     facts, flow = core(source)
     call = next(c for c in facts.calls if facts.code(c) in ("model_cls()", "params_cls()"))
     assert sorted(c.name.value for s in flow.values(call) for c in flow.classes_built(s)) == built
+

@@ -186,9 +186,13 @@ def _idle_part(facts: Facts, cls: cst.ClassDef, forward: cst.FunctionDef, reache
     if all(isinstance(facts.parent(u), cst.Attribute) and facts.parent(u).attr.value in METADATA for u in uses):
         return f"`{name}` is read in forward() for its {facts.parent(uses[0]).attr.value} only"
     made_under = _made_under(facts, cls, value)
-    if all(facts.scope(u) is forward for u in uses) and all(
-            _on_some_paths(facts, cls, u, uses, forward, made_under=made_under) for u in uses):
-        return f"`{name}` is used in forward() on some paths only"
+    scopes = [facts.scope(u) for u in uses]
+    if all(scope in reached for scope in scopes) and all(
+            _on_some_paths(facts, cls, u, uses, scope, made_under=made_under) for u, scope in zip(uses, scopes)):
+        # (also in a method forward calls: `encode()` runs `self.deri_net` under `if not self.cfg.delay_only:`)
+        helpers = [f"{m.name.value}()" for m in dict.fromkeys(scopes) if m is not forward]
+        return f"`{name}` is used in forward() on some paths only" if not helpers else \
+            f"`{name}` is used on some paths only of {', '.join(helpers)}, which forward() calls"
     if any(_iterated_until_break(facts, u) for u in uses):
         return f"`{name}` is iterated in forward() by a loop that may stop early (`break`)"
     if all(facts.grad_disabled(u) or _detached(facts, u) for u in uses) and not _frozen(facts, cls, name):
@@ -321,11 +325,29 @@ def _reads_after(facts: Facts, name: str, stmt: cst.CSTNode, func: cst.FunctionD
 
 def _sub_module_classes(facts: Facts, cls: cst.ClassDef) -> list[cst.ClassDef]:
     """The module classes of the program that `__init__` (and the methods it calls through `self.`)
-    names: built (`self.fc = Head()`) or handed on (`NetworkBlock(n, 16, 32, BasicBlock)`)."""
+    names: built (`self.fc = Head()`) or handed on (`NetworkBlock(n, 16, 32, BasicBlock)`); and
+    those of the modules it is handed and keeps where the program builds it (`kept_modules`: a
+    model factory's `ACLAdapter(ACL(cfg))`, whose `__init__` keeps `self.model = acl_model` and whose
+    forward runs it: `ACL` is its sub-module, though its `__init__` never names it)."""
     inits = [i for owner in _lineage(facts, cls) if (i := _own_method(facts, owner, "__init__")) is not None]
     named = {n.value for i in inits for f in _reached(facts, cls, i) for n in facts.findall(f, cst.Name)}
-    return [facts.classes[n] for n in sorted(named & facts.classes.keys())
-            if facts.classes[n] is not cls and is_module_class(facts, facts.classes[n])]
+    own = [facts.classes[n] for n in sorted(named & facts.classes.keys())
+           if facts.classes[n] is not cls and is_module_class(facts, facts.classes[n])]
+    handed = [c for site in _constructions(facts).get(cls, ()) for _, arg in kept_modules(facts, site) or ()
+              for c in classes_of(facts, [arg, *facts.origins(arg)])]
+    return own + [c for c in dict.fromkeys(handed) if c is not cls and c not in own and is_module_class(facts, c)]
+
+
+def _constructions(facts: Facts) -> dict[cst.ClassDef, list[cst.Call]]:
+    """The calls of the program that build an instance of each class (`Objects.constructs`), found once."""
+    index = facts.__dict__.get("_constructions")
+    if index is None:
+        flow = objects.of(facts)
+        index = facts.__dict__["_constructions"] = {}
+        for call in facts.calls:
+            if (built := flow.constructs(call)) is not None:
+                index.setdefault(built, []).append(call)
+    return index
 
 
 def _replaced_parameter(facts: Facts, cls: cst.ClassDef, depth: int = 4) -> str | None:
@@ -929,7 +951,7 @@ def _on_some_paths(facts: Facts, cls: cst.ClassDef, node: cst.CSTNode, uses: lis
     for anc in facts.ancestors(node):
         if anc is func or after is not None and facts.is_inside(after, anc):
             return False
-        if isinstance(anc, cst.If) and child is anc.body and facts.code(anc.test) in made_under:
+        if isinstance(anc, (cst.If, cst.IfExp)) and child is anc.body and facts.code(anc.test) in made_under:
             child = anc
             continue
         if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
@@ -966,10 +988,35 @@ def _made_under(facts: Facts, cls: cst.ClassDef, value: cst.BaseExpression) -> f
     for anc in facts.ancestors(value):
         if isinstance(anc, cst.FunctionDef):
             break
-        if isinstance(anc, cst.If) and child is anc.body and _fixed_at_construction(facts, cls, anc.test):
-            tests.append(facts.code(anc.test))
+        if isinstance(anc, cst.If) and child is anc.body:
+            if _fixed_at_construction(facts, cls, anc.test):
+                tests.append(facts.code(anc.test))
+            elif (kept := _as_kept(facts, anc)) is not None and _fixed_at_construction(facts, cls, kept):
+                tests.append(facts.code(kept))  # `if len(splits) > 1:`, `self.splits = splits` kept
         child = anc
     return frozenset(tests)
+
+
+def _as_kept(facts: Facts, branch: cst.If) -> cst.BaseExpression | None:
+    """The test of an `if` of `__init__` read through the attributes its arguments are kept in
+    (`len(splits) > 1` as `len(self.splits) > 1`, where `__init__` stores `self.splits = splits`), or
+    None where it reads none of them: forward's `if len(self.splits) > 1:` then asks the same."""
+    init = facts.scope(branch)
+    if not isinstance(init, cst.FunctionDef):
+        return None
+    params = set(param_names(init))
+    kept = {dotted(value): dotted(target) for target, value, _ in facts.writes_in(init)
+            if isinstance(value, cst.Name) and value.value in params and (dotted(target) or "").startswith("self.")
+            and dotted(target).count(".") == 1}
+
+    class Kept(cst.CSTTransformer):
+        def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+            attr = kept.get(original.value)
+            return cst.Attribute(cst.Name("self"), cst.Name(attr[len("self."):])) if attr else updated
+
+    if not any(isinstance(n, cst.Name) and n.value in kept for n in facts.findall(branch.test, cst.Name)):
+        return None
+    return branch.test.visit(Kept())
 
 
 def _fixed_at_construction(facts: Facts, cls: cst.ClassDef, test: cst.BaseExpression) -> bool:
@@ -987,6 +1034,9 @@ def _fixed_at_construction(facts: Facts, cls: cst.ClassDef, test: cst.BaseExpres
             _fixed_at_construction(facts, cls, c.comparator) for c in test.comparisons)
     if isinstance(test, (cst.List, cst.Tuple, cst.Set)):
         return all(_fixed_at_construction(facts, cls, e.value) for e in test.elements)
+    if isinstance(test, cst.Call) and mt.is_name(test.func, "len", "bool", "int") and test.args and \
+            all(a.keyword is None and not a.star for a in test.args):  # `len(self.splits) > 1`
+        return all(_fixed_at_construction(facts, cls, a.value) for a in test.args)
     name = dotted(test)
     if not name or not name.startswith("self.") or name.count(".") != 1:
         return False

@@ -257,6 +257,8 @@ class Objects:
             if generated is not None:
                 return generated
             return Sites().union(*(self._returned(call, c, r) for c in callees for r in f.returned(c)))
+        if not callees and not self.classes_built(call) and (lambdas := self.called_lambdas(func)):
+            return Sites().union(*(self.values(lam.body) for lam in lambdas))
         return Sites({call})
 
     def generated_pass(self, call: cst.Call) -> bool:
@@ -1104,21 +1106,36 @@ class Objects:
 
     @cached_property
     def _lambda_calls(self) -> dict[cst.Lambda, list[cst.Call]]:
-        """The calls of each lambda of the program: through a name bound to it (`make = lambda p:
-        ...`, then `make(...)`) or an item of a registry written out that holds it (`OPTS[name](...)`)."""
-        f = self.facts
+        """The calls of each lambda of the program (`called_lambdas`)."""
         found: dict[cst.Lambda, list[cst.Call]] = defaultdict(list)
-        for call in f.calls:
-            func = call.func.value if isinstance(call.func, cst.Subscript) else call.func
-            ref = f.ref(func) if dotted(func) else None
-            for source in f.sources(ref) if ref is not None else ():
-                items = [e.value for e in source.elements if isinstance(e, (cst.DictElement, cst.Element))] \
-                    if isinstance(source, (cst.Dict, cst.List, cst.Tuple)) and isinstance(call.func, cst.Subscript) \
-                    else [source]
-                for item in items:
-                    if isinstance(item, cst.Lambda):
-                        found[item].append(call)
+        for call in self.facts.calls:
+            for lam in self.called_lambdas(call.func):
+                found[lam].append(call)
         return found
+
+    def called_lambdas(self, func: cst.BaseExpression, depth: int = 3) -> list[cst.Lambda]:
+        """The lambdas of the program a call of `func` may run: through a name bound to one (`make =
+        lambda p: ...`, then `make(...)`), an item of a registry written out that holds them
+        (`OPTS[name](...)`), or a name bound to such an item (a model factory's `build_fn =
+        MODEL_REGISTRY[cfg.model_type]`, then `model = build_fn(cfg)`, over `MODEL_REGISTRY = {"ACL":
+        lambda cfg: ACLAdapter(ACL(cfg)), ...}`: before, the call's value was a site of its own, and
+        the model it builds was of no class of the program, so nothing of its forward was read)."""
+        f = self.facts
+        if isinstance(func, cst.Lambda):
+            return [func]
+        if depth <= 0:
+            return []
+        registry = isinstance(func, cst.Subscript)
+        name = func.value if registry else func
+        ref = f.ref(name) if dotted(name) else None
+        found: list[cst.Lambda] = []
+        for source in f.sources(ref) if ref is not None else ():
+            if registry and isinstance(source, (cst.Dict, cst.List, cst.Tuple)):
+                items = [e.value for e in source.elements if isinstance(e, (cst.DictElement, cst.Element))]
+                found += [item for item in items if isinstance(item, cst.Lambda)]
+            elif not registry and isinstance(source, (cst.Lambda, cst.Subscript, cst.Name)):
+                found += self.called_lambdas(source, depth - 1)
+        return list(dict.fromkeys(found))
 
     def _model_method(self, call: cst.Call) -> bool:
         """`model.weights()`, `model.alphas()`: a method of the model's own class, called on the

@@ -3648,7 +3648,8 @@ for epoch in range(2):
 print(unwrap(criterion).splits)
 """, "a_module_whose_parameters_may_all_be_missing_is_wrapped_where_it_has_one", also={"unwrap-model"},
          scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
-    # near miss: a parameter made on every path: the plain wrap, read through `.module`
+    # near miss: a parameter made on every path: no guard around the wrap, read through `.module` (`scale()`,
+    # which forward calls, reads it on some paths only: find_unused_parameters, decision 0246)
     pair("""\
 
 class SplitLoss(torch.nn.Module):
@@ -3693,7 +3694,7 @@ loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_s
 model = torch.nn.Linear(2, 1)
 model = DistributedDataParallel(model, device_ids=device_ids(model))
 criterion = SplitLoss([])
-criterion = DistributedDataParallel(criterion, device_ids=device_ids(criterion))
+criterion = DistributedDataParallel(criterion, device_ids=device_ids(criterion), find_unused_parameters=True)
 optimizer = torch.optim.SGD(list(model.parameters()) + list(criterion.parameters()), lr=0.1)
 for epoch in range(2):
     for x, y in loader:
@@ -8887,3 +8888,77 @@ def test_a_module_an_other_models_construction_only_reads_keeps_its_own_wrapper(
                              "        self.embedding = torch.nn.Embedding(embedding.num_embeddings, 4)\n")
     out = only(NAME, code)
     assert "encoder = DistributedDataParallel(encoder" in out and "embeddings = DistributedDataParallel(embeddings" in out
+
+
+# a forecasting project's factory (round 30's LTSF ablation notebook, decision 0246): the model is built by
+# a lambda of a registry, through a name bound to the registry's item, around an adapter that keeps the
+# module it is handed; the inner model runs a sub-module on some paths of a method its forward calls
+FACTORY = """\
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Core(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.a = nn.Linear(2, 2)
+        self.b = nn.Linear(2, 2)
+
+    def encode(self, x):
+{encode}
+        return x
+
+    def forward(self, x):
+        return self.a(self.encode(x))
+
+
+class Adapter(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.model = inner
+
+    def forward(self, x):
+        return self.model(x)
+
+
+REGISTRY = {{"core": lambda cfg: Adapter(Core(cfg)), "plain": lambda cfg: Adapter(nn.Linear(2, 2))}}
+
+
+def build(cfg):
+    build_fn = REGISTRY[cfg["name"]]
+    model = build_fn(cfg)
+    return model
+
+
+cfg = {{"name": "core", "delay_only": True}}
+model = build(cfg)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(16, 2)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    for (x,) in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_sub_module_run_on_some_paths_of_a_method_forward_calls_in_a_model_a_registry_lambda_builds_finds_unused():
+    """The model comes from `build_fn(cfg)`, `build_fn = REGISTRY[name]` a lambda that builds
+    `Adapter(Core(cfg))`: before, that call was an object of its own, of no class of the program, and
+    `Core.encode`'s `if not self.cfg["delay_only"]: x = self.b(x)` went unseen; DDP stopped at the
+    second step ("Expected to have finished reduction"), unnamed. Three steps: the lambda's body is
+    what the call makes, the adapter's kept module is its sub-module, and a use on some paths of a
+    method forward calls counts as forward's own."""
+    converted, changes = run(FACTORY.format(encode='        if not self.cfg["delay_only"]:\n            x = self.b(x)'))
+    assert "find_unused_parameters=True" in converted
+    assert any("`self.b` is used on some paths only of encode(), which forward() calls" in w for w in warnings(changes))
+
+
+def test_a_sub_module_a_method_forward_calls_always_runs_needs_no_unused_parameter_search():
+    """The near miss: `encode` runs `self.b` on every path; every parameter gets its gradient."""
+    converted, _ = run(FACTORY.format(encode="        x = self.b(x)"))
+    assert "DistributedDataParallel(model" in converted and "find_unused_parameters" not in converted
+
