@@ -567,6 +567,24 @@ def test_a_classmethods_own_class_runs_its_methods(method, runs):
     assert [f.name.value for f in facts.user_functions(call)] == runs
 
 
+@pytest.mark.parametrize("binding, runs", [
+    ("if args.a:\n    fn = train_a\nelif args.b:\n    fn = train_b\nelse:\n    fn = train_c", ["train_a", "train_b", "train_c"]),
+    ("fn = BUILDERS[args.name]", ["train_a", "train_c"]),  # an item of a registry of the program's functions
+    ("fn = pick(args)", []),  # a call's result: not known here
+    ("fn = OTHERS[args.name]", []),  # a registry of something else
+])
+def test_a_module_level_name_holding_functions_of_the_program_runs_them(binding, runs):
+    """A CIFAR-100 augmentation study (round 30's tuning half, decision 0246) binds `train =
+    train_cutout` / `train_mixup` / `train_cutmix` by an option at the top level and calls
+    `train(epoch)` in its epoch loop: before, only a function's local variable was followed, the
+    training went unseen, and the model was wrapped after the loop (and the loader never reshuffled)."""
+    facts, _ = core("def train_a(m):\n    pass\ndef train_b(m):\n    pass\ndef train_c(m):\n    pass\n"
+                    "BUILDERS = {'a': train_a, 'c': train_c}\nOTHERS = {'a': 'x', 'c': 'y'}\n"
+                    f"args = object()\n{binding}\nfn(Net())\n")
+    (call,) = [c for c in facts.calls if dotted(c.func) == "fn"]
+    assert [f.name.value for f in facts.user_functions(call)] == runs
+
+
 @pytest.mark.parametrize("registry, built", [
     ("{'a': lambda c: Net(), 'b': lambda c: Other(c)}", ["Net", "Other"]),
     ("{'a': lambda c: c * 2}", []),  # a lambda that builds nothing of the program

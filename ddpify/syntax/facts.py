@@ -996,11 +996,13 @@ class Facts:
         return frozenset().union(*found) if found and all(found) else frozenset()
 
     def _held_functions(self, name: cst.Name) -> list[cst.FunctionDef]:
-        """The functions of the program a local variable holds, where every value it is given is one
+        """The functions of the program a local variable (or a name of the top level: `train =
+        train_mixup` under an option's `if`, then `train(epoch)`) holds, where every value it is given is one
         of them by name (`train_fn = train_fromp if args.fromp else (train_gen if args.gen else
-        train_cl)`) or an inner function a call of the program returned (`step_fn = self.train_step_fn`,
-        set to `self._make_train_step_fn()`, which returns its inner `def perform_train_step_fn`);
-        [] when any value is something else (a parameter, a lookup)."""
+        train_cl)`), an inner function a call of the program returned (`step_fn = self.train_step_fn`,
+        set to `self._make_train_step_fn()`, which returns its inner `def perform_train_step_fn`) or an
+        item of a registry of the program's functions (`build = BUILDERS[name]` of `BUILDERS = {"mlp":
+        make_mlp}`: `_registry_functions`); [] when any value is something else (a parameter, a lookup)."""
         if name in self._holding:  # asked again while answering: a cycle adds nothing
             self._cycles += 1
             return []
@@ -1012,7 +1014,7 @@ class Facts:
 
     def _held_by(self, name: cst.Name) -> list[cst.FunctionDef]:
         ref = self.ref(name)
-        writes = self.writes(ref) if ref is not None and type(ref.scope) is cst.FunctionDef else []
+        writes = self.writes(ref) if ref is not None and type(ref.scope) in (cst.FunctionDef, cst.Module) else []
         leaves: list[cst.BaseExpression] = []
         for _, value, stmt in writes:
             stack = [value]
@@ -1026,7 +1028,8 @@ class Facts:
         for leaf in leaves:
             defs = [f for f in self.functions.get(self._defined_name(leaf), ()) if self.enclosing_class(f) is None] \
                 if isinstance(leaf, cst.Name) else []
-            defs = defs or self._looked_up_in_module(leaf) or self._inner_functions(leaf)
+            defs = defs or self._looked_up_in_module(leaf) or self._inner_functions(leaf) or (
+                self._registry_functions(leaf.value) if isinstance(leaf, cst.Subscript) and dotted(leaf.value) else [])
             if not defs:
                 return []
             found += [f for f in defs if f not in found]

@@ -8962,3 +8962,52 @@ def test_a_sub_module_a_method_forward_calls_always_runs_needs_no_unused_paramet
     converted, _ = run(FACTORY.format(encode="        x = self.b(x)"))
     assert "DistributedDataParallel(model" in converted and "find_unused_parameters" not in converted
 
+
+# a CIFAR-100 augmentation study (round 30's tuning half, decision 0246): an option picks the training
+# function by binding a top-level name, which the epoch loop calls; the functions read the model, the
+# optimizer and the loader of the top level
+PICKED_TRAIN = """\
+import argparse
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def train_plain(epoch):
+    for (x,) in loader:
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def train_mixup(epoch):
+    for (x,) in loader:
+        lam = 0.5
+        loss = model(lam * x + (1 - lam) * x.flip(0)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--method", default="mixup")
+args = parser.parse_args()
+{binding}
+loader = DataLoader(TensorDataset(torch.randn(16, 2)), batch_size=4, shuffle=True)
+model = nn.Linear(2, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for epoch in range(2):
+    train(epoch)
+torch.save(model.state_dict(), "model.pt")
+"""
+
+
+def test_a_training_function_picked_by_a_top_level_name_is_followed_and_the_model_wrapped_before_training():
+    """`train = train_mixup` under an `if` of the top level, then `train(epoch)`: before, a name of the
+    top level was not followed to the functions it holds, no training was seen, the wrap went after
+    the loop (every step trained the bare model) and `set_epoch` was never called."""
+    converted, _ = run(PICKED_TRAIN.format(binding='if args.method == "mixup":\n    train = train_mixup\nelse:\n    train = train_plain'))
+    wrap, loop = converted.index("model = DistributedDataParallel(model"), converted.index("for epoch in range(2):")
+    assert wrap < loop and "set_epoch(loader, epoch)" in converted
+
