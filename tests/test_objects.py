@@ -808,3 +808,19 @@ def test_a_class_taken_from_a_registry_is_every_class_the_registry_holds_there(s
     call = next(c for c in facts.calls if facts.code(c) in ("model_cls()", "params_cls()"))
     assert sorted(c.name.value for s in flow.values(call) for c in flow.classes_built(s)) == built
 
+
+@pytest.mark.parametrize("helper, runs", [
+    ("def make(cfg):\n    env = 1\n    agent = Agent()\n    return env, agent\n", ["save"]),
+    ("def make(cfg):\n    env = 1\n    if cfg:\n        agent = Agent()\n    else:\n        agent = None\n    return env, agent\n", ["save"]),
+    ("def make(cfg):\n    return 1, cfg\n", []),  # a parameter handed back: its callers pass no agent
+    ("def make(cfg):\n    agent = pick(cfg)\n    return 1, agent\n", []),  # a call's result: not known here
+])
+def test_a_name_unpacked_from_a_helpers_returned_tuple_holds_what_the_helpers_local_holds(helper, runs):
+    """A Dueling DQN (round 30's tuning half, decision 0246): `env, agent = env_agent_config(cfg)`,
+    whose `return env, agent` hands back its local `agent = DuelingDQN(...)`. Before, the name unpacked
+    was of no class: `agent.save(path)` and `agent.load(path)` ran nothing ddpify read, and no
+    barrier kept the other processes from loading the checkpoint before the main process wrote it."""
+    facts, _ = core("class Agent:\n    def save(self, path):\n        pass\n" + helper +
+                    "env, agent = make(0)\nagent.save('x')\n")
+    (call,) = [c for c in facts.calls if dotted(c.func) == "agent.save"]
+    assert [f.name.value for f in facts.user_functions(call)] == runs

@@ -1517,7 +1517,8 @@ class Facts:
             self._instancing.add(ref)
         try:
             classes = [self._instances_of(v) if isinstance(v, (cst.Call, cst.Attribute)) else
-                       self._parameter_classes(v) if isinstance(v, cst.Name) else [] for v in values]
+                       self._parameter_classes(v) or self._unpacked_local(v, ref) if isinstance(v, cst.Name) else []
+                       for v in values]
         finally:
             self._instancing.discard(ref)
         if classes and all(c is _CYCLE for c in classes):
@@ -1529,6 +1530,18 @@ class Facts:
         if not classes and isinstance(expr, cst.Attribute):
             return self._kept_by_instances(expr)
         return [] if not classes or not all(classes) else list(dict.fromkeys(c for cs in classes for c in cs))
+
+    def _unpacked_local(self, name: cst.Name, ref: Ref | None) -> list[cst.ClassDef]:
+        """The classes of a local of another function that a name unpacked from that function's
+        returned tuple holds (`env, agent = env_agent_config(cfg)`, whose `return env, agent` returns
+        its `agent = DuelingDQN(...)`): that local's own (`_instances_of`); [] for a name of the same
+        scope, or one that is not bound by unpacking."""
+        other = self.ref(name)
+        if ref is None or other is None or other.scope is ref.scope or not any(
+                e is name for e in self.unpacked_elements(ref)):
+            return []
+        found = self._instances_of(name)
+        return [] if found is _CYCLE else found
 
     def _kept_by_instances(self, expr: cst.Attribute) -> list[cst.ClassDef]:
         """`trainer.model`, `self.model.feature`: the classes of what the instances before the dot

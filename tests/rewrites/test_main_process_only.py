@@ -4133,3 +4133,58 @@ def test_a_temporary_file_a_function_writes_reads_back_and_removes_stays_on_ever
             "    torch.save(obj, filename)\n    new = torch.load(filename)\n    os.remove(filename)\n")
     assert (mine in out) is own, out
     assert ("is_main_process()" not in out) is own, out
+
+
+# an RL course's Dueling DQN (round 30's tuning half, decision 0246): the agent's `save` writes the target
+# network's weights; the script builds a second agent through the same helper and loads them back
+AGENT_ROUND_TRIP = """\
+import torch
+import torch.nn as nn
+
+
+class Agent:
+    def __init__(self):
+        self.net = nn.Linear(2, 2)
+        self.opt = torch.optim.Adam(self.net.parameters())
+
+    def train(self):
+        for i in range(3):
+            loss = self.net(torch.randn(4, 2)).sum()
+            self.opt.zero_grad()
+            loss.backward()
+            self.opt.step()
+
+    def save(self, path):
+        torch.save(self.net.state_dict(), path + "ckpt.pth")
+
+    def load(self, path):
+        self.net.load_state_dict(torch.load(path + "ckpt.pth"))
+
+
+def make(cfg):
+    env = cfg
+    agent = Agent()
+    return env, agent
+
+
+if __name__ == "__main__":
+    env, agent = make(0)
+    agent.train()
+    agent.save("./")
+    env, agent = make(0)
+{reload}
+"""
+
+
+def test_a_checkpoint_saved_by_an_agent_unpacked_from_a_helper_and_loaded_by_another_gets_a_barrier():
+    """`env, agent = make(cfg)` twice, `agent.save(path)` then `agent.load(path)`: before, the agent
+    unpacked from the helper's tuple was of no class, the save was guarded inside `save` with no
+    barrier, and a process that got there first could load a file the main process had not written."""
+    converted = only(NAME, AGENT_ROUND_TRIP.format(reload='    agent.load("./")'))
+    assert "barrier()" in converted
+
+
+def test_an_agent_whose_saved_checkpoint_is_never_read_back_gets_no_barrier():
+    """The near miss: nothing loads the file back; nothing waits."""
+    converted = only(NAME, AGENT_ROUND_TRIP.format(reload="    print(env)"))
+    assert "barrier()" not in converted
