@@ -44,6 +44,9 @@ class Result:
     # a module read above the entry's folder (key `../src/pkg/lib.py`, imported as `pkg.lib`): its
     # path beside the converted entry under -o (`pkg/lib.py`); --in-place converts it where it lies
     beside: str | None = None
+    # a module read through a folder on sys.path that the program also imports as a module of a
+    # package of the project (`Part.also`): those paths too get its output (ddpify.output.packages)
+    also: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -151,7 +154,8 @@ def convert_program(program: Program, options: Options = Options()) -> Result:
         results[part.rel] = Result(part.data, part.data if code is None else code.encode(part.module.encoding),
                                    changes, part.module.encoding,
                                    read_from=str(part.path) if part.via is not None or part.beside else None,
-                                   beside=str(part.beside) if part.beside else None)
+                                   beside=str(part.beside) if part.beside else None,
+                                   also=tuple(str(rel) for rel in part.also))
     main = results.pop(entry.rel)
     main.modules = {str(rel): r for rel, r in results.items()}
     return main

@@ -1415,6 +1415,54 @@ def test_a_package_reached_through_sys_path_is_written_with_its_init_so_it_is_th
     assert os.path.samefile(run.stdout.split("utils ")[1].split()[0], "out/d2lpkg/utils.py")
 
 
+def test_a_module_read_through_sys_path_and_imported_by_its_package_s_name_is_converted_under_both():
+    """Sweep 30a's large-batch GAN (decision 0245): `lib/__init__.py` puts `lib/` on sys.path and imports
+    `train` flat; `lib/evaluator.py` imports `lib.train`. The converted `train.py` was written beside the
+    entry only: the package's `lib.train`, found in the original folder, replaced it as the package's
+    attribute, and `lib.train.BaseGANTrainer` trained unwrapped models. It is written under the package
+    too. Near miss: a module the package does not import by its own name is written once."""
+    write({"train.py": """\
+        import torch
+        import lib
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        lib.trainer.train(model, optimizer)
+        """, "lib/__init__.py": 'import sys\nsys.path.insert(0, "lib")\nimport trainer, report, helper\n',
+        "lib/report.py": "from lib.trainer import train  # the same file by the package's name\n",
+        "lib/helper.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def make_loader():
+            return DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+        """, "lib/trainer.py": """\
+        from helper import make_loader
+
+
+        def train(model, optimizer):
+            loader = make_loader()
+            print("trainer", __file__)
+            for epoch in range(2):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    optimizer.step()
+        """})
+    prog = program("train.py")
+    assert {str(p.rel): [str(a) for a in p.also] for p in prog.parts[1:]} == {
+        "lib/__init__.py": [], "trainer.py": ["lib/trainer.py"], "report.py": [], "helper.py": []}
+    cli("convert", "train.py", "-o", "out/")
+    assert sorted(str(p) for p in Path("out").rglob("*.py")) == [
+        "out/helper.py", "out/lib/__init__.py", "out/lib/trainer.py", "out/train.py", "out/trainer.py"]
+    assert Path("out/lib/trainer.py").read_bytes() == Path("out/trainer.py").read_bytes()
+    run = subprocess.run([sys.executable, "out/train.py"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "runtime")})
+    assert run.returncode == 0, run.stderr
+    assert os.path.samefile(run.stdout.split("trainer ")[1].split()[0], "out/lib/trainer.py")
+
+
 def test_a_folder_put_on_sys_path_whose_modules_stay_unchanged_keeps_its_place():
     write({"nb/train.py": NOTEBOOK_SCRIPT.replace("    from helper_train import train\n", "").replace(
         "train(model, make_loader(), optimizer)", "print(model, optimizer)"), "helper_train.py": HELPER_TRAIN,

@@ -90,6 +90,10 @@ class Part:
     via: cst.Call | None = None  # the `sys.path.insert(...)` that put its folder on the path, if that
     importer: bool = False  # a script that imports the entry (`load_checked`): its main block runs
     beside: PurePosixPath | None = None  # read above the entry's folder: its path under the folder it is imported from
+    # read through a folder on sys.path (`via`) and imported too as a module of a package of the project
+    # (`lib/__init__.py` puts `lib/` on the path and imports `train`; `lib/evaluator.py` imports `lib.train`):
+    # its path under that package, where the converted module is written as well (ddpify.output.packages)
+    also: list[PurePosixPath] = field(default_factory=list)
 
     @functools.cached_property
     def calls(self) -> list[cst.Call]:
@@ -362,6 +366,8 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                     local.add(bound)  # a module, not a name defined in one
                 for file, module_name in files:
                     real = lookups.resolved(file)
+                    if real in seen and via is None and base == root:
+                        _also_as_package_module(parts, lookups, real, PurePosixPath(file.relative_to(base).as_posix()))
                     if real in seen or not real.is_relative_to(base):
                         continue  # read already, or a link out of the project: not followed
                     seen.add(real)
@@ -390,6 +396,19 @@ def _read(root: Path, queue: list[Part], parts: list[Part], parsed: dict, lenien
                         folders.setdefault(folder, call)  # puts `lib/` on the path for the other imports
             pending = missed if len(folders) > grown else []
     return _assemble(root, parts, frozenset(local), MappingProxyType(by_name), tuple(unread))
+
+
+def _also_as_package_module(parts: list[Part], lookups: _Lookups, real: Path, rel: PurePosixPath) -> None:
+    """A file read already through a folder the program puts on `sys.path` (`Part.via`: `train` of
+    `lib/train.py`, written beside the converted entry as `train.py`), imported again by its package's
+    name from the project's folder (`lib.train`): that path is kept (`Part.also`), so that the converted
+    module is the one either name imports. Sweep 30a's large-batch GAN: `lib/__init__.py` runs
+    `sys.path.insert(0, "lib")` and `import train`, `lib/evaluator.py` `from lib.train import ...`; the
+    package's `lib.train`, found in the original folder, replaced the converted `train` as the package's
+    attribute, and `lib.train.BaseGANTrainer` trained unwrapped models."""
+    for part in parts:
+        if part.via is not None and part.rel != rel and rel not in part.also and lookups.resolved(part.path) == real:
+            part.also.append(rel)
 
 
 ABOVE = 2  # how many folders above the entry's an import is looked up in (`scripts/train.py`: the repository's)

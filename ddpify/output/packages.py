@@ -48,8 +48,10 @@ def beside_entry(modules: Mapping[str, Result]) -> dict[str, Result]:
     `../src/lib.py`) its path under the folder it is imported from (`src/lib.py`). A changed
     package `__init__.py` gets the `EXTEND` line too: its package's unchanged modules
     (`datasets/celeba.py` beside a converted `datasets/__init__.py` that imports it) stay in the
-    original folder."""
+    original folder. A module read through a folder on sys.path that the program imports by its
+    package's name too (`Result.also`: `train.py` and `lib/train.py`) is placed at both paths."""
     placed = {module.beside or rel: module for rel, module in modules.items() if module.changed}
+    placed |= {also: module for module in list(placed.values()) for also in module.also if also not in placed}
     return {rel: replace(module, output=extended(module.output)) if _package_init(rel) else module
             for rel, module in placed.items()}
 
