@@ -1337,7 +1337,12 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     one of them on the same object elsewhere (`config.device = int(os.environ["LOCAL_RANK"])` in
     another module, read as `self.config.device`; not a constant set there where no launcher ran,
     `config.device = "cpu"`), given to a DistributedSampler
-    or to a sampler of the project's that takes the same `num_replicas=` and `rank=`; and for the
+    or to a sampler of the project's that takes the same `num_replicas=` and `rank=` (unless the
+    program sets `MASTER_ADDR` to this machine itself, `os.environ["MASTER_ADDR"] = "localhost"`
+    before `mp.spawn(run, nprocs=len(gpus))`: every process meets the others on this machine, so the
+    job is one node's and the local rank the global one, as the group's test below reads it; not
+    `num_replicas=torch.cuda.device_count()`, which on two nodes shards each node's data alike; before,
+    such a sampler was reported where the same job's `init_process_group(rank=local_rank)` was not); and for the
     same `rank=` given to `init_process_group` (on two nodes two processes join as each rank and
     the group never forms), unless the job is one node's: its `world_size=` counts this node's
     GPUs (`torch.cuda.device_count()`, also kept on the options first: `args.nprocs =
@@ -1350,7 +1355,8 @@ def local_rank_as_rank(ctx: Context) -> Iterator[Hit]:
     samplers = [c for c in ctx.facts.calls if mt.keyword(c, "num_replicas") and mt.keyword(c, "rank")]
     for call in dict.fromkeys([*ctx.script.calls_of(SAMPLER), *samplers]):
         rank = mt.keyword(call, "rank") or mt.positional(call, 2)
-        if rank is not None and ctx.ranks.is_local_rank(rank.value) and not ctx.ranks.is_global_rank(rank.value):
+        if rank is not None and ctx.ranks.is_local_rank(rank.value) and not ctx.ranks.is_global_rank(rank.value) \
+                and not ctx.ranks.loopback_master:
             yield Hit(rank.value, f"`{ctx.facts.code(rank.value)}` is this process's index on its node, not in the "
                                   "job: on several nodes their processes read the same shard; use the global rank "
                                   "(dist.get_rank())")
