@@ -475,7 +475,10 @@ class Launcher:
 
     def _one_process(self, call: cst.CSTNode) -> bool:
         """Is `call` on the side of an `if` comparing a count with one that means a single process
-        (the `else` of `n > 1`, `n >= 2`, `n != 1`; the body of `n == 1`, `n < 2`, `n <= 1`)?"""
+        (the `else` of `n > 1`, `n >= 2`, `n != 1`; the body of `n == 1`, `n < 2`, `n <= 1`), or a
+        run of the worker that joins no group (`_run_without_a_group`)?"""
+        if isinstance(call, cst.Call) and self._run_without_a_group(call):
+            return True
         child = call
         for anc in self.facts.ancestors(call):
             if isinstance(anc, cst.If) and child is not anc.test and isinstance(anc.test, cst.Comparison) \
@@ -491,6 +494,77 @@ class Launcher:
                 return False
             child = anc
         return False
+
+    def _run_without_a_group(self, call: cst.Call) -> bool:
+        """Is `call` a run of a worker in the `else` of the `if` whose body spawns that worker
+        (`if args.distributed: mp.spawn(main_worker, ...)` / `else: main_worker(0, args)`), where the
+        worker joins the process group only under the same test (`if args.distributed: setup(rank,
+        world_size)`, the join directly or through the functions it calls)? Where the test fails the
+        worker joins no group: the process is alone, and the function that so calls the worker
+        (`main`) runs in one process whichever side is taken: the launcher's, its code run once.
+
+            def main():
+                prep_experiment(args)                       # one process
+                if args.distributed:
+                    mp.spawn(main_worker, nprocs=n, args=(args,))
+                else:
+                    main_worker(0, args)                    # no group: one process
+            def main_worker(gpu, args):
+                if args.distributed:
+                    dist.init_process_group(..., rank=gpu, world_size=n)
+
+        Not where the worker also joins outside that test (the ImageNet example's `if args.distributed:`
+        join under a spawn flag `args.multiprocessing_distributed`: each launch of the script then joins
+        as one process of the job, and the function that runs the worker runs in each).
+
+        Before: `main` of such a script was read as every process's, and its experiment folders, made
+        before the spawn, were reported as made by every rank (rNPC, set 30; decision 0248)."""
+        f = self.facts
+        child: cst.CSTNode = call
+        for anc in f.ancestors(call):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(anc, cst.If) and child is anc.orelse and isinstance(anc.orelse, cst.Else):
+                workers = set(f.user_functions(call))
+                spawned = {g for spawn in self._spawns if f.is_inside(spawn, anc.body) for g in self._targets_of(spawn)}
+                if workers and workers <= spawned:
+                    flag = f.code(anc.test)
+                    return all(self._joins_only_under(w, flag) for w in workers)
+                return False
+            child = anc
+        return False
+
+    def _joins_only_under(self, worker: cst.FunctionDef, flag: str) -> bool:
+        """Does `worker` join the process group somewhere, and each time (a call that joins, or that
+        reaches a function that does) in the body of an `if` of its own whose test is `flag`?"""
+        f = self.facts
+        joining = self._joining_functions
+        calls = [c for c in f.calls_in(worker.body) if _joins(f, c) or set(f.user_functions(c)) & joining]
+        return bool(calls) and all(self._under_flag(c, worker, flag) for c in calls)
+
+    def _under_flag(self, call: cst.Call, worker: cst.FunctionDef, flag: str) -> bool:
+        child: cst.CSTNode = call
+        for anc in self.facts.ancestors(call):
+            if anc is worker:
+                return False
+            if isinstance(anc, cst.If) and child is anc.body and self.facts.code(anc.test) == flag:
+                return True
+            child = anc
+        return False
+
+    @cached_property
+    def _joining_functions(self) -> frozenset[cst.FunctionDef]:
+        """The functions of the program that join the process group, directly or through others."""
+        f = self.facts
+        found: set[cst.FunctionDef] = set()
+        funcs = [g for group in f.functions.values() for g in group]
+        while True:
+            more = {g for g in funcs if g not in found and any(
+                _joins(f, c) and (f.qualify(c.func) or "") not in SPAWNERS or set(f.user_functions(c)) & found
+                for c in f.calls_in(g.body))}
+            if not more:
+                return frozenset(found)
+            found |= more
 
     def _runs_a_worker(self, block: cst.If) -> bool:
         """Does the main block `block` run a worker itself, directly or through a function?"""
