@@ -2117,8 +2117,23 @@ class Ranks:
         nodes passes by. Before, such a default made every launch one node's, and the global rank
         used as the GPU (`model.to(rank)` with `rank = int(os.environ["RANK"])`) went unreported."""
         values = [value for target, value, _ in self.facts.assigns
-                  if self.environment_key(target) == "MASTER_ADDR" and not self._only_where_unset(target, "MASTER_ADDR")]
+                  if self.environment_key(target) == "MASTER_ADDR" and not self._only_where_unset(target, "MASTER_ADDR")
+                  and not self._never_run(target)]
         return bool(values) and all(string_value(v) in LOOPBACK for v in values)
+
+    def _never_run(self, node: cst.CSTNode) -> bool:
+        """Is `node` in a function of the program that nothing runs: a top-level function (no
+        method, no decorator) that no call enters and no call hands on by name (`setup(rank,
+        world_size)` whose one call is commented out, the script joining the group by env:// from
+        its launcher)? Its store of `MASTER_ADDR` says nothing of where the processes meet.
+
+        Before: such a dead `setup` setting `MASTER_ADDR = "localhost"` made every launch one
+        node's, and `torch.cuda.set_device(dist.get_rank())` of the env:// launch it never runs in
+        went unreported (ELP-CUB, set 30; decision 0248)."""
+        f = self.facts
+        func = f.scope(node)
+        return isinstance(func, cst.FunctionDef) and f.enclosing_class(func) is None and not func.decorators \
+            and isinstance(f.parent(func), cst.Module) and not f.entries(func) and not f.handing_on(func.name.value)
 
     def _only_where_unset(self, node: cst.CSTNode, key: str) -> bool:
         """Does `node` run only where the environment has no `key`: in the body of an `if` that asks

@@ -63,7 +63,8 @@ def rank_as_device(ctx: Context) -> Iterator[Hit]:
     torch.cuda.device_count()`, through names and arguments), nor where the program sets
     `MASTER_ADDR` to this machine itself (`os.environ["MASTER_ADDR"] = "localhost"`: no group
     forms across nodes, `Ranks.loopback_master`; not a default made only where the environment has
-    no address, `if not os.environ.get("MASTER_ADDR"):`, which a launcher's address passes by):
+    no address, `if not os.environ.get("MASTER_ADDR"):`, which a launcher's address passes by, nor a
+    store in a function nothing runs, a `setup()` whose call is commented out):
     those ranks are the GPUs of one machine. Nor in a
     program that uses no GPU (every process group "gloo", nothing naming CUDA or NCCL): there a
     device index is wrong on every process, node 0 included, not only past the first node.
