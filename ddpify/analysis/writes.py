@@ -45,9 +45,11 @@ is no file write, but both commands treat it as one: on every process, all but t
 the link the first has made (`convert` guards it, `check` reports it).
 
 A folder made where it may exist (`raced_folder`: `os.mkdir(d)`, `os.makedirs(d)` without
-`exist_ok`, also after `if not os.path.isdir(d):`) is no file write either, and both commands
-treat it as a race: `convert` guards it (or passes `exist_ok=True` to one made where it is
-missing), `check` reports it.
+`exist_ok`, also after `if not os.path.isdir(d):`; not in a `try` that catches FileExistsError)
+is no file write either, and both commands ask `raced_folder` alone and treat it as a race:
+`convert` guards it (or passes `exist_ok=True` to an `os.makedirs` made where it is missing,
+`made_where_missing`), `check` reports it (decision 0252: `convert` had its own answer, which
+caught no handler and read `os.mkdir` as a call to run once).
 
 What stays each command's own: `convert` also guards what is not a file write but must happen
 once (wandb calls, the logging calls of a SummaryWriter, a link removed) and guards a `with open(p, "w")` block whole, whatever its body writes.
@@ -466,20 +468,38 @@ FOLDER_ERRORS = frozenset({"FileExistsError", "OSError", "IOError", "Environment
 
 
 def _failure_caught(facts: Facts, call: cst.Call) -> bool:
-    """Is `call` in the body of a `try` one of whose handlers catches FileExistsError (`except
-    OSError:`, `except Exception:`, a bare `except:`, or a tuple holding one)?"""
+    """Is `call` in the body of a `try` whose first handler that catches FileExistsError (`except
+    OSError:`, `except Exception:`, a bare `except:`, or a tuple holding one) lets the process go
+    on: no `raise` in it, no `sys.exit(...)`, `exit()`, `quit()` or `os._exit(...)`? A handler that
+    ends the process (pytorch_warmup's `except FileExistsError: sys.exit("out exists")`) is the
+    race's failure, not its remedy."""
     child: cst.CSTNode = call
     for anc in facts.ancestors(call):
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return False
-        if isinstance(anc, cst.Try) and child is anc.body and any(
-                h.type is None or any((dotted(t) or "").rpartition(".")[2] in FOLDER_ERRORS
-                                      for t in (h.type.elements if isinstance(h.type, cst.Tuple) else [h.type])
-                                      for t in ([t.value] if isinstance(t, cst.Element) else [t]))
-                for h in anc.handlers):
-            return True
+        if isinstance(anc, cst.Try) and child is anc.body:
+            handler = next((h for h in anc.handlers if h.type is None or any(
+                (dotted(t) or "").rpartition(".")[2] in FOLDER_ERRORS
+                for t in (h.type.elements if isinstance(h.type, cst.Tuple) else [h.type])
+                for t in ([t.value] if isinstance(t, cst.Element) else [t]))), None)
+            if handler is not None:
+                return not _ends_the_process(facts, handler.body)
         child = anc
     return False
+
+
+PROCESS_ENDS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
+
+
+def _ends_the_process(facts: Facts, block: cst.BaseSuite) -> bool:
+    """Does `block`, a handler's body, raise or end the process whatever the error (`raise`,
+    `sys.exit(...)`, `exit()`, `os._exit(1)` among its own statements)? Not one under a test there:
+    `if e.errno != errno.EEXIST: raise` (the common `mkdir_p`) lets FileExistsError go on."""
+    lines = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    small: list[cst.BaseSmallStatement] = [
+        s for line in lines if isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) for s in line.body]
+    return any(isinstance(s, cst.Raise) or isinstance(s, cst.Expr) and isinstance(s.value, cst.Call)
+               and (facts.qualify(s.value.func) or dotted(s.value.func) or "") in PROCESS_ENDS for s in small)
 
 
 def raced_folder_path(call: cst.Call) -> cst.BaseExpression | None:
@@ -488,6 +508,27 @@ def raced_folder_path(call: cst.Call) -> cst.BaseExpression | None:
         return call.func.value
     arg = mt.positional(call, 0) or mt.keyword(call, "name") or mt.keyword(call, "path")
     return arg.value if arg is not None else None
+
+
+# the tests that a folder or file is there, as `made_where_missing` reads them
+FOLDER_PROBES = frozenset({"os.path.exists", "os.path.isdir", "os.path.isfile", "os.path.lexists"})
+
+
+def made_where_missing(facts: Facts, call: cst.Call) -> bool:
+    """Is `call` (`os.makedirs(d)`) the body of `if not os.path.exists(d):` (no `else`), the folder
+    made where a test found it missing? Still a raced folder (`raced_folder`: every process may
+    pass the test before any makes it), but one every process can make with `exist_ok=True` (the
+    test already skips an existing one), with no guard and no barrier: `convert`'s remedy (a barrier
+    in a helper that a logger calls at every print waits for processes that print less)."""
+    stmt, target = facts.statement(call), mt.positional(call, 0)
+    block = facts.parent(stmt) if stmt is not None else None
+    owner = facts.parent(block) if block is not None else None
+    if target is None or not isinstance(owner, cst.If) or owner.body is not block or owner.orelse is not None:
+        return False  # (with an `else`, the branch taken must be the same everywhere)
+    test = owner.test
+    probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else None
+    return isinstance(probe, cst.Call) and facts.qualify(probe.func) in FOLDER_PROBES and bool(probe.args) and \
+        facts.code(probe.args[0].value) == facts.code(target.value)
 
 
 def tolerates_existing(facts: Facts, call: cst.Call) -> bool:

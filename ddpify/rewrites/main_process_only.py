@@ -164,7 +164,7 @@ import libcst as cst
 from ddpify.output import build
 from ddpify.analysis import fsdp, objects, writes
 from ddpify.analysis.shell import shell_folder, shell_write
-from ddpify.analysis.writes import lock_around, preparing, tolerates_existing
+from ddpify.analysis.writes import lock_around, made_where_missing, preparing, tolerates_existing
 from ddpify.syntax import matchers as mt
 from ddpify.analysis.models import WRAPPER, holds_wrapper
 from ddpify.analysis.same_values import is_rank_test, per_process, ranks, same_everywhere
@@ -186,7 +186,7 @@ SUMMARY = "run file writes (checkpoints, logs, wandb, TensorBoard) and progress 
 
 GUARD = "is_main_process()"
 # once only, though not a file write (`ddpify.analysis.writes` says what is)
-ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch", "os.mkdir",
+ONCE = {"wandb.init", "wandb.log", "wandb.save", "wandb.finish", "wandb.watch",
         # removing or renaming files and folders: every process would race the main process's
         # writes there (one deletes the folder another has just made and written into)
         "shutil.rmtree", "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.replace"}
@@ -367,8 +367,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:  # noqa
     _kept_handles(facts, edits, opened, writes, prepared)
     _runs_opened_by_with(facts, edits)
     for call in facts.calls_to("os.makedirs"):
-        if not tolerates_existing(facts, call) and \
-                _made_if_missing(facts, call):
+        if not tolerates_existing(facts, call) and made_where_missing(facts, call):
             edits.replace(call, lambda node, spread=facts.keyword_given(call, "exist_ok").spread: _exist_ok(
                 node, spread), "every process makes the folder if it is missing (exist_ok=True): "
                           "no race, and no barrier that some callers may not reach")
@@ -505,7 +504,7 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     if ends and (writes.file_write(facts, call) is None or _is_logger(facts, call, opened)):
         return None  # (a helper's `return SummaryWriter(d)`: its callers hold the writer)
     qualified = facts.qualify(call.func)
-    if (folder := _raced_folder(facts, call, qualified)) is not None:
+    if (folder := _raced_folder(facts, call)) is not None:
         return folder
     if qualified in ONCE or qualified in LINKS or _is_logger(facts, call, opened):
         return dotted(call.func)
@@ -520,36 +519,23 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     return None
 
 
-def _raced_folder(facts: Facts, call: cst.Call, qualified: str | None) -> str | None:
+def _raced_folder(facts: Facts, call: cst.Call) -> str | None:
     """The folder maker `call` is where every process would race to make the folder and the slower
-    ones fail (`FOLDER_MAKERS`), or None."""
-    if qualified == "os.makedirs" and not tolerates_existing(facts, call) and not _made_if_missing(facts, call):
-        return "os.makedirs"
+    ones fail (`FOLDER_MAKERS`), or None: `writes.raced_folder`, the answer check's DDP006 asks too
+    (`os.mkdir(d)`, `os.makedirs(d)` and pathlib's `d.mkdir()` without `exist_ok`; not one in a `try`
+    whose handler catches FileExistsError, where the slower process goes on), but for an
+    `os.makedirs(d)` made where a test found it missing (`writes.made_where_missing`: every process
+    passes it `exist_ok=True` instead, below), and a shell's lone `mkdir` without `-p`
+    (`shell_folder`: `os.system('mkdir {0}'.format(d))`, guarded as `os.makedirs(d)` is; check does
+    not read shell commands)."""
+    if (what := writes.raced_folder(facts, call)) is not None:
+        return None if what == "os.makedirs" and made_where_missing(facts, call) else what
     if (shell := shell_folder(facts, call)) is not None and not shell[0]:
         return "mkdir"  # `os.system('mkdir {0}'.format(d))`: as os.makedirs(d)
-    if qualified is None and mt.is_method_call(call, "mkdir") and not tolerates_existing(facts, call) and \
-            not facts.user_functions(call):  # (a method of the program's own, which may set what others read)
-        return "Path.mkdir"  # pathlib's (`out_dir.mkdir(parents=True)`)
     return None
 
 
-PROBES = {"os.path.exists", "os.path.isdir", "os.path.isfile", "os.path.lexists"}
-
-
-def _made_if_missing(facts: Facts, call: cst.Call) -> bool:
-    """`if not os.path.exists(d): os.makedirs(d)`: a folder made where it is missing. Every process
-    can make it with `exist_ok=True` (the test already skips an existing one), with no guard and no
-    barrier: a barrier in a helper that a logger calls at every print waits for processes that
-    print less."""
-    stmt, target = facts.statement(call), mt.positional(call, 0)
-    block = facts.parent(stmt) if stmt is not None else None
-    owner = facts.parent(block) if block is not None else None
-    if target is None or not isinstance(owner, cst.If) or owner.body is not block or owner.orelse is not None:
-        return False  # (with an `else`, the branch taken must be the same everywhere: `_branch_of_probe`)
-    test = owner.test
-    probe = test.expression if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) else None
-    return isinstance(probe, cst.Call) and facts.qualify(probe.func) in PROBES and bool(probe.args) and \
-        facts.code(probe.args[0].value) == facts.code(target.value)
+PROBES = writes.FOLDER_PROBES
 
 
 def _exist_ok(node: cst.Call, spread: bool = False) -> cst.Call:

@@ -836,8 +836,9 @@ for x, y in train_loader:
     torch.nn.functional.mse_loss(model(x), y).backward()
     optimizer.step()
 """, "a_barrier_after_a_write_goes_after_the_if_the_main_process_alone_enters", scaffold=TRAINS.instead_of("loader", "model", "opt", "loop")),
-    # pytorch/examples dcgan: the main process raises (the folder exists) and leaves the `try`;
-    # a barrier inside it would wait for the main process forever.
+    # a write in a `try` whose handler lets the process go on (pytorch/examples dcgan's folder,
+    # before decision 0252: a folder maker so caught is no race now): the main process may raise
+    # and leave the `try`; a barrier inside it would wait for the main process forever.
     pair("""\
 import os
 model = torch.nn.Linear(2, 1)
@@ -845,7 +846,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4)
 
 try:
-    os.makedirs("out")
+    torch.save(model.state_dict(), "init.pt")
 except OSError:
     pass
 model.load_state_dict(torch.load("init.pt"))
@@ -855,7 +856,7 @@ for x, y in train_loader:
     optimizer.step()
 """, """\
 import os
-from ddpify_runtime import barrier, is_main_process
+from ddpify_runtime import atomic_write, barrier, is_main_process
 
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -863,7 +864,8 @@ train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), b
 
 try:
     if is_main_process():
-        os.makedirs("out")
+        with atomic_write("init.pt") as tmp_path:
+            torch.save(model.state_dict(), tmp_path)
 except OSError:
     pass
 barrier()
