@@ -1765,6 +1765,7 @@ class Ranks:
         for anc in f.ancestors(node):
             if isinstance(anc, cst.With) and f.is_inside(node, anc.body) and any(
                     isinstance(item.item, cst.Call) and any(self._main_first_manager(func)
+                                                            or self._handed_main_first(func, item.item)
                                                             for func in f.user_functions(item.item))
                     for item in anc.items):
                 return True
@@ -1787,6 +1788,33 @@ class Ranks:
         waits = [s for s in f.findall(func.body, cst.If) if f.scope(s) is func and self._waits(s)]
         return any(f.before(s, yields[0]) and not f.is_inside(yields[0], s) for s in waits) \
             and any(f.before(yields[0], s) for s in waits)
+
+    def _handed_main_first(self, func: cst.FunctionDef, call: cst.Call) -> bool:
+        """A generator that `call` hands a rank test for the flag it branches on, and whose branches
+        yield before a collective where the flag holds and after one where it fails (mila-docs'
+        `goes_first(condition)`: `if condition: yield; dist.barrier()` / `else: dist.barrier();
+        yield`, entered as `with goes_first(LOCAL_RANK == 0):`): the process the test picks runs
+        the block first, the others after it, as `torch_distributed_zero_first` (the flag a
+        parameter never set anew in it).
+
+        Before: the rank test was the argument, not a test of the manager's own, so
+        `prepare_imagenet(path)` in that block, which links files only where they are missing, was
+        "a file write on every rank" (DDP006, set 17)."""
+        f = self.facts
+        yields = f.findall(func, cst.Yield, lambda y: f.scope(y) is func)
+        branch = next((s for s in f.findall(func.body, cst.If) if f.scope(s) is func and isinstance(s.test, cst.Name)
+                       and s.test.value in param_names(func) and not f.writes(Ref(func, s.test.value))
+                       and isinstance(s.orelse, cst.Else)), None)
+        if branch is None or len(yields) != 2 or not isinstance(branch.orelse, cst.Else):
+            return False
+        first = next((y for y in yields if f.is_inside(y, branch.body)), None)
+        later = next((y for y in yields if f.is_inside(y, branch.orelse.body)), None)
+        arg = f.argument_for(call, func, branch.test.value)
+        if first is None or later is None or arg is None or not self.rank_test(arg):
+            return False
+        waits = [c for c in f.calls_in(func.body) if self.is_collective(c)]
+        return any(f.is_inside(c, branch.body) and f.before(first, c) for c in waits) \
+            and any(f.is_inside(c, branch.orelse.body) and f.before(c, later) for c in waits)
 
     def _waits(self, stmt: cst.CSTNode) -> bool:
         """`if rank != 0: dist.barrier()`: an `if` on a rank test, without an `else`, that runs a

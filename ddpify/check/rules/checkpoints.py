@@ -60,7 +60,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     into the same file at once (not one that moves a finished temporary file into place, `download_url_to_file`);
     a folder made where it may exist, `os.makedirs(d)` or `os.mkdir(d)` without `exist_ok=True`, also after
     `if not os.path.isdir(d):` (every process may pass the test before any makes it, and the slower fail with
-    FileExistsError; not one in a `try` that catches it);
+    FileExistsError; not one in a `try` whose handler catches it and goes on, `except OSError: pass`;
+    one whose handler exits or raises is, `except FileExistsError: sys.exit(...)`);
     not a save into an in-memory buffer, `torch.save(sd, io.BytesIO())`) that runs on every process, or on every
     process but one (the `else` of `if rank == 0:` or of `if ddp and rank == 0:`, the branch of
     `if rank != 0:` or `if accelerator.is_main_process == 0:`, after an early `return` that rank 0 alone
@@ -108,7 +109,9 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     request handler, `@app.post("/model/")` of a FastAPI or Flask app: the server's process), not in a "main
     process first" block (`with
     torch_distributed_zero_first(rank):`, a context manager of the program whose other ranks wait
-    before its `yield` and the main process after it, or between `if rank != 0: dist.barrier()`
+    before its `yield` and the main process after it, also one handed a rank test for the flag it
+    branches on, `with goes_first(LOCAL_RANK == 0):` of `if condition: yield; dist.barrier()` /
+    `else: dist.barrier(); yield`, or between `if rank != 0: dist.barrier()`
     and `if rank == 0: dist.barrier()`: a cache the main process writes where it is missing and
     the others find; before Lightning's `Trainer` starts the other processes at `trainer.fit(...)`,
     or Fabric at `fabric.launch(...)`; a download at import (the module's top level, or a function
