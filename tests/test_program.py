@@ -3506,3 +3506,55 @@ def test_a_lazy_model_each_branch_binds_is_named_where_its_dry_run_belongs_and_w
         assert "model(torch.zeros(1, 2))\n    model = DistributedDataParallel(model, device_ids=device_ids(model))\n" \
             "    holder = Holder(model)\n" in result.code, result.code
         assert "loader = shard_loader(loader)" in result.code or "DistributedSampler" in result.code, result.code
+
+
+_CONFIG_ROUND = """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    from config import config as cfg
+
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    train_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=2, shuffle=True)
+    val_loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=2)
+
+    def val(model):
+        with torch.no_grad():
+            return torch.stack([torch.nn.functional.mse_loss(model(x), y) for x, y in val_loader]).mean()
+
+    def validate(model):
+        model.eval()
+        correct = 0
+        with torch.no_grad():
+            for x, y in val_loader:
+                correct += (model(x) > y).sum().item()
+        return correct
+
+    def train(model, start=0):
+        for epoch in range(start, cfg.n_epochs):
+            for x, y in train_loader:
+                opt.zero_grad()
+                torch.nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+            if epoch % cfg.val_freq == 0:
+                print(validate(model))
+
+    if __name__ == "__main__":
+        train(model, 0)
+    """
+
+
+@pytest.mark.parametrize("config, shared", [
+    ("val_freq = 1\nn_epochs = 3\n", True),
+    ("import os\nval_freq = int(os.environ.get('LOCAL_RANK', 0)) + 1\nn_epochs = 3\n", False),
+    ("import random\nval_freq = random.randint(1, 3)\nn_epochs = 3\n", False)])
+def test_a_constant_read_off_a_config_module_of_the_program_is_the_same_on_every_process(config, shared):
+    """`if epoch % cfg.val_freq == 0:` around a validation, `cfg` a module of the program (`from
+    config import config as cfg`) binding `val_freq = 1` at its top level: the same on every
+    process, and the validation is sharded (rshwndsz/nuclei-segmentation, set 30c: kept whole,
+    "which may differ between processes", since the module object, bound by an import, was asked).
+    Near misses: a top-level value read off the rank or drawn keeps the test one that may differ."""
+    write({"train.py": _CONFIG_ROUND, "config/__init__.py": "", "config/config.py": config})
+    result = convert_program(program())
+    kept = any("may differ between processes" in c.message for c in result.changes)
+    assert ("shard_eval(" in result.code) is shared and kept is not shared

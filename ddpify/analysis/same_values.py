@@ -312,6 +312,8 @@ class SameValues:
             return all(self._core(item, proving) for item in items)
         if isinstance(node, cst.Subscript) and not all(self._core(v, proving) for v in self.ranks.items_stored(node)):
             return False  # `flags["writer"]` after `flags[k] = v and self.enable` at every key: what is stored counts
+        if isinstance(node, cst.Attribute) and self._core_module_attribute(node, proving):
+            return True  # `cfg.val_freq` of `from config import config as cfg`, bound once to `1` there
         if isinstance(node, cst.Attribute):  # `args.lr`: as shared as `args`, and as what the program sets it to
             return self._core(node.value, proving) and all(
                 self._core(value, proving | {("set", id(value))}) for value in self._set_attribute(node)
@@ -622,6 +624,27 @@ class SameValues:
                     if f.before(skip, stmt) for test in f.ancestors(skip) if isinstance(test, cst.If) and f.is_inside(test, anc)):
                 return False
         return True
+
+    def _core_module_attribute(self, node: cst.Attribute, proving: frozenset) -> bool:
+        """`cfg.val_freq` read off a module of the program (`from config import config as cfg`,
+        `Facts.module_attribute`): the name that module binds at its top level (`val_freq = 1` in
+        `config/config.py`), as shared as every value bound to it there (`_core_ref`: a literal, not
+        under a test that may differ) and every value the program sets the attribute to
+        (`cfg.val_freq = args.val_freq`). Before, the module object itself was asked, a name an
+        import binds and no assignment, and `if epoch % cfg.val_freq == 0:` around a validation
+        was a test that may differ between processes: the evaluation was kept whole
+        (rshwndsz/nuclei-segmentation, set 30c). Still refused: a top-level value drawn, read off
+        the rank or the clock (`val_freq = int(os.environ["LOCAL_RANK"]) + 1`), or bound in a branch."""
+        ref = self.facts.module_attribute(node)
+        if ref is None:
+            return False
+        if ref not in proving:
+            if ref not in self._core_names:
+                self._core_names[ref] = self._core_ref(ref, proving | {ref})
+            if not self._core_names[ref]:
+                return False
+        return all(self._core(value, proving | {("set", id(value))}) for value in self._set_attribute(node)
+                   if ("set", id(value)) not in proving)
 
     def _core_name(self, name: cst.Name, proving: frozenset) -> bool:
         f = self.facts
