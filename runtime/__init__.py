@@ -595,7 +595,8 @@ def _install_first_forward_sync() -> None:
 
     def make(original: Any) -> Any:
         def init(self: Any, *args: Any, **kwargs: Any) -> None:
-            original(self, *args, **kwargs)
+            with _waiting("DistributedDataParallel(...)"):  # its broadcast of the parameters: a collective
+                original(self, *args, **kwargs)
             _sync_after_first_forward(self)
             _average_once_unfrozen(self)
             _remember_wrapped(self)
@@ -2420,6 +2421,7 @@ def _gather_tensors(items: List[torch.Tensor], shapes: List[List[Any]]) -> List[
 VERIFY_HEADER = "ddpify self-check: {} problem(s) found"
 VERIFY_DOCS = "docs/runtime.md#self-check"
 HANG_PREFIX = "ddpify hang:"
+HANG_EARLY_S = 30.0  # seconds of waiting after which the watchdog names a hang it can prove (_Watchdog)
 SHOWN_NAMES = 4  # parameter names shown per finding, then "(+N more)"
 CHECKED_STEPS = 50  # the per-step checks end after this many optimizer steps, or backward passes without one
 EXCHANGE_WAIT_S = 30.0  # the longest wait for another process's checksums (less with a short DDPIFY_TIMEOUT)
@@ -3774,6 +3776,19 @@ class _Watchdog:
     group's store; every process that sees the flag prints where its main thread is, user frames
     first, as ``ddpify hang: rank R ...`` lines on stderr, before the timeout ends the job.
 
+    A hang it can prove is named early, after ``early`` seconds (``HANG_EARLY_S``, at most a quarter
+    of the timeout), not near the timeout: each process says in the store where it has waited that
+    long (``ddpify/at/R``: the collective and the user's line) and when it has left the program (its
+    main thread ended, or its exit hooks run); a process that waits sees the others' (``proven``).
+    Proven: another process has left the program (the collective waits for every process, and it
+    never comes), or every other process waits that long in a collective too and one of them at
+    another line (each waits for the others in a collective they never reach: a ``barrier()`` that
+    only the main process runs, the others in DistributedDataParallel's first broadcast). Not
+    proven: another process runs the program's code (it may come: a download on the main process
+    while the others wait in ``main_process_first()``); then only the report near the timeout.
+    A proof is taken after two polls in a row that see it (what another process said may be one
+    poll old).
+
     The thread ends at exit (``stop``, an exit hook), before the interpreter finalizes: a daemon
     thread still inside one of the store's C++ calls then is ended mid-call, which aborts the
     process ("terminate called without an active exception", SIGABRT: a run that had succeeded
@@ -3783,7 +3798,11 @@ class _Watchdog:
         import threading
         self.poll = min(10.0, max(0.5, timeout / 30))
         self.report_after = timeout - 3 * self.poll
+        self.early = min(HANG_EARLY_S, timeout / 4)
         self.store = store
+        self.rank, self.world = get_rank(), get_world_size()
+        self.said = "running"  # what this process last said of itself in the store (nothing: running)
+        self.suspected: Optional[str] = None  # the proof the last poll saw
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self.run, name="ddpify-hang-watchdog", daemon=True)
 
@@ -3798,23 +3817,68 @@ class _Watchdog:
         return watchdog
 
     def stop(self) -> None:
-        """Wake the thread and wait for it to end (a store call in flight finishes first)."""
+        """Say that this process has left the program (unless an exception ended it: the launcher
+        stops the others then), wake the thread and wait for it to end (a store call in flight
+        finishes first)."""
+        if not _STATE.failed:
+            with contextlib.suppress(Exception):  # the store went away: the job is ending
+                self.say("left")
         self.stopped.set()
         self.thread.join(timeout=self.poll + 5.0)
 
+    def say(self, state: str) -> None:
+        """Put this process's ``state`` in the store, where it changed."""
+        if state != self.said:
+            self.store.set(f"ddpify/at/{self.rank}", state)
+            self.said = state
+
     def run(self) -> None:
+        import threading
         import time
         try:
             while not self.stopped.wait(self.poll):
                 waiting = _STATE.waiting
-                if waiting is not None and time.monotonic() - waiting[2] > self.report_after:
-                    self.store.set("ddpify/hang", str(get_rank()))
+                waited = time.monotonic() - waiting[2] if waiting is not None else 0.0
+                if not threading.main_thread().is_alive():  # the program ended; a thread of its own keeps the process
+                    self.say("left")
+                elif waited > self.early:  # (the file's name: the processes may run from different folders)
+                    self.say(f"{waiting[0]} at {os.path.basename(waiting[1][0])}:{waiting[1][1]}")
+                elif self.said != "left":
+                    self.say("running")
+                proof = self.proven(waiting, waited) if waited > self.early else None
+                confirmed, self.suspected = proof is not None and proof == self.suspected, proof
+                if confirmed or waiting is not None and waited > self.report_after:
+                    self.store.set("ddpify/hang", str(self.rank))
                 if self.store.check(["ddpify/hang"]):
-                    sys.stderr.write(_stack_report(get_rank(), _STATE.waiting))
+                    sys.stderr.write((proof + "\n" if confirmed else "") + _stack_report(self.rank, _STATE.waiting))
                     sys.stderr.flush()
                     return
         except Exception:  # the store went away: the job is ending
             return
+
+    def proven(self, waiting: Any, waited: float) -> Optional[str]:
+        """Why the runtime collective this process has waited in for ``waited`` seconds never
+        ends, from what the other processes said (``_Watchdog``); None where it may still end."""
+        others = {}
+        for rank in range(self.world):
+            key = f"ddpify/at/{rank}"
+            if rank != self.rank:
+                others[rank] = self.store.get(key).decode() if self.store.check([key]) else "running"
+        what, (file, line), _ = waiting
+        head = f"{HANG_PREFIX} rank {self.rank} waits in {what} at {file}:{line} ({waited:.0f} s)"
+        left = [rank for rank, state in others.items() if state == "left"]
+        if left:
+            who = f"rank {left[0]} has" if len(left) == 1 else f"ranks {', '.join(map(str, left))} have"
+            return (f"{head}, and {who} left the program: a collective waits for every process, so it never "
+                    f"ends (a collective that some processes never reach: under an `if` whose test differs "
+                    f"between them, or after a `break`/`return` taken by some)")
+        mine = f"{what} at {os.path.basename(file)}:{line}"
+        if others and "running" not in others.values() and any(state != mine for state in others.values()):
+            elsewhere = "; ".join(f"rank {rank} in {state}" for rank, state in others.items())
+            return (f"{head}, and every other process waits in another collective ({elsewhere}): each waits "
+                    f"for the others in a collective they never reach (one that runs on some processes only: "
+                    f"under `if is_main_process():` or in a function only the main process calls)")
+        return None
 
 
 def _stack_report(rank: int, waiting: Any) -> str:

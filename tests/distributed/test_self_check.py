@@ -174,6 +174,73 @@ def test_a_hang_names_where_each_process_is(tmp_path):
     assert "ddpify hang: rank 0   hang.py:7 in <module>" in lines
 
 
+# hangs the watchdog can prove, named long before the timeout (decision 0251): round 29's DCGAN waited
+# 600 s in silence, its main process in a barrier() of a logger's constructor that only it ran, the other
+# in DistributedDataParallel's first broadcast
+MISMATCH = """\
+import torch
+from torch.nn.parallel import DistributedDataParallel
+from ddpify_runtime import barrier, get_rank, init_distributed_mode
+
+init_distributed_mode()
+if get_rank() == 0:
+    barrier()  # rank 0 waits here
+model = DistributedDataParallel(torch.nn.Linear(2, 1))  # rank 1 waits here
+"""
+LEFT = """\
+import threading
+import time
+from ddpify_runtime import barrier, get_rank, init_distributed_mode
+
+init_distributed_mode()
+if get_rank() == 1:
+    threading.Thread(target=time.sleep, args=(40,)).start()  # keeps rank 1's process after its program
+else:
+    barrier()  # rank 0 waits here
+"""
+DOWNLOAD_FIRST = """\
+import time
+from ddpify_runtime import get_rank, init_distributed_mode, main_process_first
+
+init_distributed_mode()
+with main_process_first():  # rank 1 waits here while rank 0 downloads
+    if get_rank() == 0:
+        time.sleep(14)
+print("done")
+"""
+EARLY_TIMEOUT = "24"  # the watchdog's early proof after 6 s (a quarter), its report near the timeout after 21.6 s
+
+
+@pytest.mark.parametrize("source, proof", [
+    (MISMATCH, r"ddpify hang: rank 1 waits in DistributedDataParallel\(\.\.\.\) at job\.py:8 \((\d+) s\), and every "
+               r"other process waits in another collective \(rank 0 in barrier\(\) at job\.py:7\)"),
+    (LEFT, r"ddpify hang: rank 0 waits in barrier\(\) at job\.py:9 \((\d+) s\), and rank 1 has left the program"),
+])
+def test_a_hang_the_watchdog_can_prove_is_named_long_before_the_timeout(tmp_path, source, proof):
+    """A process that waits in a collective while every other one waits in another (a barrier only the
+    main process runs, the others in DDP's first broadcast), or while another has left the program (its
+    main thread ended; a thread of its own keeps the process), is named after a quarter of the timeout,
+    with the reason; every process then prints where it is. Before, only near the timeout (after 600 s,
+    where a job runs out of its own time first: nothing printed)."""
+    script = tmp_path / "job.py"
+    script.write_text(source)
+    done = h.run(h.torchrun(script), tmp_path, h.env(DDPIFY_TIMEOUT=EARLY_TIMEOUT), timeout=90)
+    assert done.returncode not in (0, None), str(done)
+    found = re.search(proof, done.output)
+    assert found is not None and int(found.group(1)) < 15, str(done)
+    assert done.output.count("ddpify hang: rank 0   job.py:") == 1, str(done)
+
+
+def test_a_long_wait_for_a_process_that_runs_the_programs_code_is_no_hang(tmp_path):
+    """Near miss: the main process downloads (14 s, past the early proof's 6 s) while the other waits in
+    main_process_first()'s barrier: the one that runs may still come, so nothing is named, and the job
+    ends well."""
+    script = tmp_path / "job.py"
+    script.write_text(DOWNLOAD_FIRST)
+    done = h.run(h.torchrun(script), tmp_path, h.env(DDPIFY_TIMEOUT=EARLY_TIMEOUT), timeout=90)
+    assert done.returncode == 0 and "ddpify hang" not in done.output, str(done)
+
+
 # dcase_ust's AudioDataset (the twelfth sweep, part C): `self.filenames = list(set(...))` listed the
 # file names in another order on each process (str hashes are salted per process), so the
 # DistributedSampler's disjoint indices named overlapping files, and no check saw it
