@@ -132,7 +132,7 @@ CLASSES = {
                 "differing-settings", "outside-forward", "missing-step", "late-parameters", "empty-shard",
                 "schedule-steps")),
     "wrapped": (("wrap-model",), ("unwrapped-parameters", "bypassed-wrapper")),
-    "saves": (("main-process-only", "unwrap-model", "download-first"), ("saved-wrapper", "shared-write")),
+    "saves": (("main-process-only", "unwrap-model", "download-first"), ("saved-wrapper", "shared-write", "own-copy")),
     "voice": (("main-process-only",), ()),
     "python": (("init-distributed", "launcher-arg", "local-device", "load-map-location", "unwrap-model"), ()),
 }

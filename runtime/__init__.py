@@ -60,6 +60,7 @@ import math
 import operator
 import os
 import random
+import re
 import sys
 import warnings
 import weakref
@@ -3709,7 +3710,7 @@ def _shared_writes(ranks: List[int], parts: List[Any]) -> List[_Finding]:
                 writers.setdefault(path, []).append(rank)
         shared += [(path, parts[ranks.index(who[0])][3][path], who, on_host)
                    for path, who in writers.items() if len(who) > 1]
-    findings = []
+    findings = _own_copies(ranks, parts, by_host)
     for path, site, who, on_host in shared[:SHOWN_WRITES]:
         writers = "every process" if who == on_host else f"processes {', '.join(map(str, who))}"
         findings.append(_Finding(
@@ -3723,6 +3724,51 @@ def _shared_writes(ranks: List[int], parts: List[Any]) -> List[_Finding]:
         more = len(shared) - SHOWN_WRITES
         findings[-1] = _Finding(last.check, last.file, last.line, last.message,
                                 f"{last.fix}; and {more} more file(s) written alike")
+    return findings
+
+
+def _own_copies(ranks: List[int], parts: List[Any], by_host: "dict[str, List[int]]") -> List[_Finding]:
+    """One ``own-copy`` finding per file that another process of a host wrote under a name of its own
+    where the host's first process wrote it under another, the two names alike but for numbers
+    (``run_#1.log`` and ``run_#2.log``: a name each process chose by itself, by probing the disk for a
+    free one or from its clock), at the other process's line: every process writes a copy of what
+    one should. Only where each of the two wrote one file of that shape in that folder (a process's
+    share of many files, ``img_2.png`` and ``img_3.png``, is its own), and not where the numbers
+    that differ are the processes' ranks (``log_rank0.txt``, ``log_rank1.txt``: named by rank
+    on purpose). Round 29's kernelkd (decision 0251): its logger named the run by the lock files
+    already there, and the second process, a moment late, found the first one's and took the next
+    number: each process appended to a log of its own, and no path was written twice."""
+    def shape(path: str) -> str:
+        return re.sub(r"\d+", "#", path)
+
+    findings = []
+    for on_host in by_host.values():
+        first = parts[ranks.index(on_host[0])][3]
+        first_shapes: "dict[str, List[str]]" = {}
+        for path in first:
+            first_shapes.setdefault(shape(path), []).append(path)
+        for rank in on_host[1:]:
+            written = parts[ranks.index(rank)][3]
+            shapes: "dict[str, List[str]]" = {}
+            for path in written:
+                shapes.setdefault(shape(path), []).append(path)
+            for key, paths in shapes.items():
+                mains = first_shapes.get(key, [])
+                if len(paths) != 1 or len(mains) != 1 or paths[0] == mains[0]:
+                    continue
+                differ = [(a, b) for a, b in zip(re.findall(r"\d+", mains[0]), re.findall(r"\d+", paths[0])) if a != b]
+                if all(int(a) == on_host[0] and int(b) == rank or int(a) == 0 and int(b) == on_host.index(rank)
+                       for a, b in differ):
+                    continue  # named by rank (or local rank) on purpose
+                findings.append(_Finding(
+                    "own-copy", *written[paths[0]],
+                    f"process {rank} wrote {_shown_path(paths[0])} where the main process wrote "
+                    f"{_shown_path(mains[0])}: one file under a name each process chose by itself (a number "
+                    f"probed on the disk, a clock), so every process writes its own copy",
+                    "a manual change: choose the name on the main process and hand it to the others "
+                    "(from_main_process(lambda: name)), or guard the write with is_main_process()"))
+                if len(findings) >= SHOWN_WRITES:
+                    return findings
     return findings
 
 

@@ -1049,6 +1049,38 @@ def test_a_save_through_atomic_write_that_every_process_reached_is_one_finding_a
     assert err[1].startswith("train.py:4: shared-write: every process wrote best_val.pth: ")
 
 
+PROBED_NAME = textwrap.dedent("""\
+    import os
+    run = 1
+    while os.path.exists(f"run_#{run}.lock"):
+        run += 1
+    with open(f"run_#{run}.log", "a") as log:
+        log.write("epoch 1")
+    for i in (0, 2):
+        with open(f"img_{i}.png", "w") as picture:
+            picture.write("x")
+""")
+
+
+def test_a_file_another_process_wrote_under_a_name_of_its_own_is_one_finding_at_its_line(
+        check, capsys, monkeypatch, rank0_of_2_with_a_store, tmp_path):
+    """Round 29's held-out kernelkd (decision 0251): its logger named the run by the lock files already
+    there; the second process, a moment late, found the first one's and took the next number, and each
+    appended to a log of its own (`run_#1.log`, `run_#2.log`): no path was written twice, and nothing
+    said so. A file of one shape in one folder that each of two processes wrote once, under names that
+    differ in numbers other than their ranks, is named at the other process's line. Near misses: each
+    process's share of many files (`img_0.png`, `img_2.png` here, `img_1.png`, `img_3.png` there), and a
+    file per process by rank (`log_1.txt` beside `log_0.txt`, the test above)."""
+    rank0_writes(check, monkeypatch, code=PROBED_NAME, rank1=lambda writes: (HOST, {
+        str(tmp_path / "run_#2.log"): ("logger.py", 84), str(tmp_path / "img_1.png"): ("train.py", 9),
+        str(tmp_path / "img_3.png"): ("train.py", 9)}))
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "ddpify self-check: 1 problem(s) found" and len(err) == 2, err
+    assert err[1].startswith("logger.py:84: own-copy: process 1 wrote run_#2.log where the main process wrote "
+                             "run_#1.log: one file under a name each process chose by itself"), err
+    assert "from_main_process(lambda: name)" in err[1]
+
+
 @pytest.mark.parametrize("rank1", [
     lambda writes: (HOST, {}),  # rank 1 wrote nothing (the main process alone saved)
     lambda writes: ("another-host", dict(writes)),  # the same paths on another node's disk
