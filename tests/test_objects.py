@@ -27,6 +27,14 @@ DATA = ("class MNIST:\n    def __init__(self, b):\n        trainloader = DataLoa
         "class Other:\n    def __init__(self, b):\n        self.size = b\n")
 
 
+# a base class that reads its data module's loader; a subclass forwards its `**kw` to it (rensortino's template)
+FORWARD = ("class Data:\n    def __init__(self):\n        self._train = DataLoader([1, 2])\n    @property\n"
+           "    def train_loader(self):\n        return self._train\n"
+           "class Data2:\n    def __init__(self):\n        self.train_loader = None\n"
+           "class Base:\n    def __init__(self, datamodule, lr=1):\n        self.loader = datamodule.train_loader\n"
+           "    def run(self):\n        return self.loader\n")
+
+
 def core(source: str) -> tuple[Facts, objects.Objects]:
     facts = Facts(parse_module(HEAD + NET + textwrap.dedent(source)))  # raises the recursion limit
     return facts, objects.of(facts)
@@ -92,6 +100,10 @@ PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader
     ("class T:\n    def __init__(self, *args, **kwargs):\n        self.model = kwargs['model'].to('cpu')\n"
      "        self.opt = kwargs.get('optimizer')\n    def run(self):\n        return self.model\n"
      "m = Net()\nT(model=m, optimizer=1)\n", "self.model", {"Net()"}),  # a `**kwargs` item: the callers' `model=`
+    ] + [(FORWARD + f"class Sub(Base):\n    def __init__(self, model, **kw):\n        super().__init__(**kw)\n"
+          f"dm = Data()\n{build}\n", "self.loader", {"DataLoader([1, 2])"})  # a `**kw` forwarded to the base class
+         for build in ("Sub(Net(), datamodule=dm)", "Sub(Net(), **{'datamodule': dm, 'lr': 1})",
+                       "args = {'datamodule': dm}\nSub(Net(), **args)")] + [
     (DATA + "FACTORY = {'mnist': MNIST, 'other': Other}\ndef create(name):\n    return FACTORY[name](8)\n"
      "data = create('mnist')\ntrain, test = data.trainloader, data.testloader\n", "train",
      {"DataLoader([1, 2], batch_size=b)"}),  # an instance built through a registry of classes (centerloss)
@@ -142,6 +154,8 @@ def test_values_follow_objects(source, expr, made):
     ("class Data:\n    def __init__(self):\n        self.trainloader = DataLoader([1, 2])\n"
      "class Other:\n    pass\nd = Other()\nx = d.trainloader\n", "d.trainloader"),  # another class's instance
     ("m = unknown_factory()\nx = m.encoder\n", "m.encoder"),  # not a class of the program
+    (FORWARD + "class Sub(Base):\n    def __init__(self, datamodule, **kw):\n        super().__init__(Data2(), **kw)\n"
+     "Sub(Data())\n", "self.loader"),  # the subclass binds `datamodule` itself: `kw` never holds it
     ("loader = DataLoader([1])\nbar = tqdm(total=len(loader), desc='train')\n", "bar"),  # a bar given no iterable
     ("class T:\n    def __init__(self, cfg, **kwargs):\n        self.model = cfg['model']\n"
      "    def run(self):\n        return self.model\nT({}, model=Net())\n", "self.model"),  # an item of another dict

@@ -2299,6 +2299,35 @@ class Facts:
                 spread = self.spread_argument(call, ref.scope, ref.name) if arg is None else None
                 if arg is not None or spread is not None:
                     found.append(arg if arg is not None else spread[2])  # an item of `*xs` as its maker names it
+                else:
+                    found += self.forwarded_keyword(call, ref.name)
+        return found
+
+    def forwarded_keyword(self, call: cst.Call, param: str, depth: int = 3) -> list[cst.BaseExpression]:
+        """What `call` passes for the keyword `param` through a `**kw` argument that is the `**`
+        parameter of the function it is in: what that function's callers pass as `param=` (or
+        through a `**` of their own that writes it out, or forwards it again, `depth` steps deep).
+        A trainer's `def __init__(self, model, **init_kwargs): super().__init__(**init_kwargs)`,
+        built as `AETrainer(model, **{"datamodule": dm, ...})`, passes `dm` for the base class's
+        `datamodule`. [] where no such argument is forwarded, or the function binds `param` itself
+        (then `kw` never holds it)."""
+        func = self.scope(call)
+        star = func.params.star_kwarg if isinstance(func, cst.FunctionDef) else None
+        if depth <= 0 or not isinstance(func, cst.FunctionDef) or not isinstance(star, cst.Param) \
+                or param in param_names(func) or not any(
+                    a.star == "**" and mt.is_name(a.value, star.name.value) for a in call.args):
+            return []
+        found: list[cst.BaseExpression] = []
+        for site in self.call_sites(func):
+            given = next((a.value for a in site.args if a.keyword is not None and a.keyword.value == param), None)
+            if given is None:
+                keywords = next((k for a in site.args if a.star == "**"
+                                 and (k := self.starred_keywords(a.value)) is not None and param in k), None)
+                given = keywords[param] if keywords is not None else None
+            if given is not None:
+                found.append(given)
+            else:
+                found += self.forwarded_keyword(site, param, depth - 1)
         return found
 
     def reaching_sources(self, read: cst.Name) -> list[cst.BaseExpression] | None:
