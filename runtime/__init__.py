@@ -1660,6 +1660,9 @@ def _set_epoch(obj: Any, epoch: Optional[int], seen: set, site: "tuple[Any, list
         if isinstance(obj, DistributedSampler):  # a loader shard_loader makes over its data later continues it
             _STATE.remade_over[id(obj.dataset)] = obj
         return epoch is not None and last is not None and epoch < last[0]
+    if not hasattr(obj, "sampler") and not hasattr(obj, "batch_sampler") and hasattr(obj, "__dict__") \
+            and not isinstance(obj, type):  # a program's wrapper of a loader (`DeviceDataLoader(dl)`): the loaders it keeps
+        return any([_set_epoch(v, epoch, seen, site) for v in vars(obj).values() if isinstance(v, DataLoader)])
     return any([_set_epoch(getattr(obj, name, None), epoch, seen, site) for name in ("sampler", "batch_sampler")])
 
 

@@ -791,6 +791,28 @@ def test_set_epoch_on_containers_and_unsharded_loaders():
     rt.set_epoch(DataLoader(DATA, shuffle=True), 1)  # nothing to set: no error
 
 
+class _DeviceLoader:
+    """A program's wrapper whose `__iter__` passes over the loader it keeps (moving each batch)."""
+
+    def __init__(self, dl, device):
+        self.dl, self.device = dl, device
+
+    def __iter__(self):
+        for b in self.dl:
+            yield b
+
+
+def test_set_epoch_reaches_the_loader_a_programs_wrapper_keeps():
+    sampler = DistributedSampler(DATA, num_replicas=2, rank=0)
+    wrapped = _DeviceLoader(DataLoader(DATA, sampler=sampler), "cpu")
+    assert rt.set_epoch(wrapped, 2) is wrapped
+    assert sampler.epoch == 2 + 1
+    other = DistributedSampler(DATA, num_replicas=2, rank=0)
+    holder = _DeviceLoader([DataLoader(DATA, sampler=other)], "cpu")  # a list kept: no loader attribute
+    rt.set_epoch(holder, 2)
+    assert other.epoch == 0
+
+
 # --------------------------------------------------------------------------- ShardedSampler
 
 

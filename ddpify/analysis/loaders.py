@@ -669,7 +669,7 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                      for loop, expr in ([(batch_loop, loader)] if by_round else
                                         _climb(facts, batch_loop, loader, depth=4))]
             for loop, expr in found:
-                if call not in loaders_of(facts, expr, [call], drawn=False):
+                if call not in loaders_of(facts, expr, [call], drawn=False) and not _passed_over(facts, expr, call):
                     continue  # this call site passes another loader (the evaluation one), or an object drawing from it
                 looped.add(call)
                 entry = loops.setdefault(loop, EpochLoop(loop, _epoch_variable(loop)))
@@ -687,6 +687,22 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                     entry.loaders.append(text)
                 entry.drawn.setdefault(text, []).append(call)
     return list(loops.values()), looped
+
+
+def _passed_over(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> bool:
+    """Is `expr` an instance of a class of the program whose `__iter__` passes once over the loader
+    `call` in a `for` loop of its own (a `DeviceDataLoader` whose `for b in self.dl: yield
+    to_device(b)` moves each batch)? Each iteration of it is a pass over the loader, which
+    `set_epoch` reaches through the instance's attributes. Not a wrapper that draws with `next()`
+    from an iterator it keeps (an endless loader: its passes do not follow the wrapper's)."""
+    flow = objects.of(facts)
+    for site in flow.values(expr):
+        cls = flow.constructs(site)
+        for method in facts.method(cls, "__iter__") if cls is not None else ():
+            if any(isinstance(lp, cst.For) and facts.scope(lp) is method and call in flow.values(lp.iter)
+                   for lp in facts.loops):
+                return True
+    return False
 
 
 def _setting(facts: Facts) -> dict[str, list[cst.CSTNode]]:

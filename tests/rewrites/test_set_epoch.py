@@ -2182,3 +2182,58 @@ def test_loaders_unpacked_from_a_nested_or_starred_tuple_are_reshuffled_where_th
         assert re.search(rf"    {name} = DataLoader\(ds, batch_size=\d, sampler=DistributedSampler\(ds\)\)\n", code), code
     assert code.count("DistributedSampler(ds") == 2, code
     assert "    valid = DataLoader(ds, batch_size=4, shuffle=True)\n" in code, code
+
+
+WRAPPED = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class DeviceLoader:
+    def __init__(self, dl, device):
+        self.dl = dl
+        self.device = device
+
+    def __iter__(self):
+        {iterate}
+
+
+class Data:
+    def __init__(self):
+        dl = DataLoader(TensorDataset(torch.randn(32, 3)), batch_size=4, shuffle=True)
+        self._train = DeviceLoader(dl, "cpu")
+
+    @property
+    def train_loader(self):
+        return self._train
+
+
+class Trainer:
+    def __init__(self, model, data):
+        self.model = model
+        self.train_loader = data.train_loader
+        self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def train(self):
+        for epoch in range(2):
+            for (x,) in self.train_loader:
+                self.opt.zero_grad()
+                self.model(x).sum().backward()
+                self.opt.step()
+
+
+Trainer(torch.nn.Linear(3, 1), Data()).train()
+"""
+
+
+@pytest.mark.parametrize("iterate, named", [
+    ("for b in self.dl:\n            yield [x.to(self.device) for x in b]", True),  # one pass per iteration
+    ("it = iter(self.dl)\n        while True:\n            yield next(it)", False),  # drawn by next(): no pass
+])
+def test_a_programs_wrapper_whose_iter_passes_over_its_loader_is_reshuffled_through_the_property(iterate, named):
+    """rensortino/pytorch-template (decision 0253): a data module keeps `DeviceLoader(DataLoader(...))`
+    behind a property the trainer reads; the wrapper's `__iter__` passes once over the loader, so each
+    epoch's loop over the wrapper is a pass: `set_epoch(self.train_loader, epoch)`, which the runtime
+    follows to the loader the wrapper keeps. A wrapper that draws with `next()` is no pass of it."""
+    out = only(NAME, WRAPPED.format(iterate=iterate))
+    assert ("set_epoch(self.train_loader, epoch)" in out) is named
