@@ -3558,3 +3558,44 @@ def test_a_constant_read_off_a_config_module_of_the_program_is_the_same_on_every
     result = convert_program(program())
     kept = any("may differ between processes" in c.message for c in result.changes)
     assert ("shard_eval(" in result.code) is shared and kept is not shared
+
+
+def test_a_model_wrapped_at_the_top_of_an_imported_module_is_the_wrapper_the_entry_hands_on():
+    """rshwndsz/nuclei-segmentation (decision 0253): `config/architecture.py` builds and (converted)
+    wraps `model` at its top level; the entry's `if __name__ == "__main__":` block reads
+    `arch.model` and hands it to a helper that saves `model.state_dict()`. The merged module puts the
+    entry's block above the config module's wrap, which made that call one "before the wrap" (decision
+    0249's rule for calls in the wrap's own function), and the save lost its `unwrap`. (Near miss, a call
+    above the wrap in its own file: fixtures/check/DDP008/near_miss_model_handed_to_a_library_class_before_the_wrap.)"""
+    write({"config/__init__.py": "", "config/architecture.py": """\
+        import torch
+        from helpers import save
+        import helpers
+
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        """, "helpers.py": """\
+        import torch
+
+        def save(model):
+            torch.save({"model": model.state_dict()}, "m.pt")
+        """, "train.py": """\
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        from config import architecture as arch
+        import helpers
+
+        if __name__ == "__main__":
+            model = arch.model
+            opt = arch.optimizer
+            loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+            for epoch in range(2):
+                for (x,) in loader:
+                    opt.zero_grad()
+                    model(x).sum().backward()
+                    opt.step()
+            helpers.save(model)
+        """})
+    result = convert_program(program())
+    saved = result.modules["helpers.py"].code
+    assert "unwrap(model).state_dict()" in saved, saved

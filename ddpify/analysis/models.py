@@ -2735,9 +2735,12 @@ def _received_after_the_wrap(facts: Facts, model: Model, home: Ref) -> set[Ref]:
 
 def _runs_before_the_wrap(facts: Facts, model: Model, node: cst.CSTNode) -> bool:
     """Does `node`, in the wrap's own function, run only before the wrap: above it, in no loop
-    whose body holds the wrap too (a later round would see the wrapper)?"""
+    whose body holds the wrap too (a later round would see the wrapper)? Not a node of another
+    file of the program where the wrap is at the top level all files share: the entry's `if
+    __name__ == "__main__":` block above a config module's `model = DDP(model)` in the merged
+    module runs after the import that wraps it (nuclei-segmentation's `train(model, ...)`)."""
     if facts.scope(node) is not facts.scope(model.anchor) or not facts.before(node, model.anchor) \
-            or facts.is_inside(node, model.anchor):
+            or facts.is_inside(node, model.anchor) or facts._part(node) != facts._part(model.anchor):
         return False
     return not any(facts.is_inside(model.anchor, loop) for loop in facts.enclosing_loops(node))
 
