@@ -78,7 +78,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep29b.json", 8),
                                         ("fresh_sweep30b.json", 9),
                                         ("fresh_sweep30a.json", 8),
-                                        ("fresh_sweep30c.json", 8)])
+                                        ("fresh_sweep30c.json", 8),
+                                        ("fresh_sweep31c.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -1794,6 +1795,34 @@ def test_the_stand_in_configargparse_reads_a_config_file_under_the_command_line(
     assert _stubbed(code).strip() == "infogan 2 0.5 cgan"
 
 
+def test_the_stand_in_configargparse_names_the_yaml_parser_class_and_reads_key_colon_value(tmp_path):
+    """configargparse (jindongwang/transferlearning's DeepDA): `config_file_parser_class=
+    configargparse.YAMLConfigFileParser` exists; a flat YAML file's `key: value` lines are read as
+    options under the command line."""
+    (tmp_path / "DANN.yaml").write_text("# Backbone\nbackbone: resnet50\nlr: 0.01\nlr_scheduler: True\n")
+    code = ("import configargparse\n"
+            "p = configargparse.ArgumentParser(config_file_parser_class=configargparse.YAMLConfigFileParser,\n"
+            "    formatter_class=configargparse.ArgumentDefaultsHelpFormatter)\n"
+            "p.add('--config', is_config_file=True)\np.add_argument('--backbone', default='resnet18')\n"
+            "p.add_argument('--lr', type=float, default=1.0)\np.add_argument('--lr_scheduler', type=str, default='False')\n"
+            f"a = p.parse_args(['--config', {str(tmp_path / 'DANN.yaml')!r}, '--backbone', 'resnet34'])\n"
+            "print(a.backbone, a.lr, a.lr_scheduler)")
+    assert _stubbed(code).strip() == "resnet34 0.01 True"
+
+
+def test_the_stand_in_pil_picture_copies_its_pixels():
+    """`Image.fromarray(img)` then `transform(pic.copy())` for each of K views (mpatacchiola's
+    relational reasoning, MultiCIFAR10): the copy is a picture of the same pixels that a transform takes
+    (before, `copy` was the no-op stand-in's object and Resize read a shapeless thing); writing into the copy
+    leaves the original as it is."""
+    code = ("import numpy as np, torch\nfrom PIL import Image\nimport torchvision.transforms as T\n"
+            "a = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)\npic = Image.fromarray(a)\nc = pic.copy()\n"
+            "np.asarray(c)[0, 0, 0] = 99\n"
+            "x = T.Compose([T.RandomResizedCrop(size=4), T.ToTensor()])(pic.copy())\n"
+            "print(c.size, int(np.asarray(pic)[0, 0, 0]), tuple(x.shape))")
+    assert _stubbed(code).split() == ["(3,", "2)", "0", "(3,", "4,", "4)"]
+
+
 def test_the_stand_ins_barbar_and_editdistance_yield_the_loaders_items_and_count_edits():
     """barbar's `Bar(loader)` (axeloh/gan-pytorch) yields the loader's items; editdistance's
     `eval(a, b)` (b-etienne/Seq2seq-PyTorch) is the Levenshtein distance of two sequences."""
@@ -1965,6 +1994,13 @@ def test_the_thirtieth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep30c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 6 and not part_c & earlier
+
+
+def test_the_thirty_first_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep31c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep31c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 7 and not part_c & earlier
 
 
 def test_the_stand_in_munch_is_a_dict_whose_keys_are_attributes():

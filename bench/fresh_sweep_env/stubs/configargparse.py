@@ -1,7 +1,9 @@
 """A stand-in for configargparse (not installed here): argparse whose option marked
 ``is_config_file=True`` names a file of ``key = value`` lines (``#`` comments, blank lines
-skipped); each line is read as ``--key value`` placed before the command line's own arguments, so
-the command line wins, as configargparse's precedence has it."""
+skipped; ``key: value``, a flat YAML file's lines, alike); each line is read as ``--key value`` placed before the command line's own arguments, so
+the command line wins, as configargparse's precedence has it. The parser classes a program names
+(``config_file_parser_class=configargparse.YAMLConfigFileParser``) exist; the stand-in reads every
+file the same way."""
 
 import argparse
 import sys
@@ -53,3 +55,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 ArgParser = ArgumentParser
+
+
+class DefaultConfigFileParser:
+    """configargparse's config-file parser classes, named to ``config_file_parser_class`` (ignored)."""
+
+
+YAMLConfigFileParser = ConfigparserConfigFileParser = TomlConfigParser = DefaultConfigFileParser

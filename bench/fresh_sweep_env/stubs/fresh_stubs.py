@@ -157,6 +157,9 @@ class Picture(Anything):
     def convert(self, *args, **kwargs):
         return self
 
+    def copy(self):  # PIL's Image.copy(): the same pixels, a picture of its own
+        return Picture(self._array.copy())
+
     @property
     def size(self):  # PIL's (width, height)
         return self._array.shape[1], self._array.shape[0]
