@@ -79,7 +79,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep30b.json", 9),
                                         ("fresh_sweep30a.json", 8),
                                         ("fresh_sweep30c.json", 8),
-                                        ("fresh_sweep31c.json", 9)])
+                                        ("fresh_sweep31c.json", 9),
+                                        ("fresh_sweep31b.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -483,6 +484,40 @@ def test_the_thirtieth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep30b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 7 and not part_b & earlier
+
+
+def test_the_thirty_first_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep31b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep31b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 7 and not part_b & earlier
+
+
+def test_the_stand_in_sklearn_draws_regression_sets_and_splits_rows_as_sklearn_does():
+    """A multi-task notebook takes `make_regression(n_samples=200, n_features=20, n_targets=4, noise=0.1,
+    random_state=42)` as tensors and splits them with `train_test_split(X, y, test_size=0.2, random_state=42)`
+    (round 31's AIM notebook, decision 0256): the no-op stand-in's objects gave it no rows. The targets are a
+    linear map of the inputs plus the noise (one column per target, a vector for one), the split takes one
+    permutation of the rows for every array (the first ceil(0.2 n) the test rows), keeps tensors tensors,
+    and draws the same rows for the same seed. Near miss: another `sklearn.model_selection` name stays a no-op."""
+    out = subprocess.run([sys.executable, "-c", "import fresh_stubs; fresh_stubs.install()\n"
+                          "import numpy as np, torch\n"
+                          "from sklearn.datasets import make_regression\nfrom sklearn.model_selection import train_test_split, KFold\n"
+                          "x, y, w = make_regression(n_samples=50, n_features=6, n_informative=3, n_targets=2, noise=0.0, coef=True, random_state=1)\n"
+                          "a, b = make_regression(n_samples=9, n_features=4, random_state=2)\n"
+                          "tx, ty = torch.tensor(x), torch.tensor(y)\n"
+                          "p, q, r, s = train_test_split(tx, ty, test_size=0.2, random_state=4)\n"
+                          "u = train_test_split(list(range(10)), test_size=3, random_state=4)\n"
+                          "print(x.shape, y.shape, b.shape, bool(np.allclose(x @ w, y)), int((np.abs(w).sum(1) > 0).sum()),"
+                          " tuple(p.shape), tuple(q.shape), tuple(r.shape), type(p).__name__,"
+                          " bool(torch.equal(ty[[int(i) for i in np.random.RandomState(4).permutation(50)[:10]]], s)),"
+                          " sorted(u[0] + u[1]) == list(range(10)), len(u[1]),"
+                          " bool(torch.equal(p, train_test_split(tx, test_size=0.2, random_state=4)[0])), type(KFold).__name__)"],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_EXTRA_STUBS": "sklearn",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["(50,", "6)", "(50,", "2)", "(9,)", "True", "3", "(40,", "6)", "(10,", "6)", "(40,", "2)",
+                           "Tensor", "True", "True", "3", "True", "Anything"]
 
 
 def test_the_stand_in_attr_builds_attrs_classes_with_defaults_factories_converters_and_evolve():

@@ -257,6 +257,58 @@ def make_circles(n_samples=100, *, shuffle=True, noise=None, random_state=None, 
     return x, y
 
 
+def make_regression(n_samples=100, n_features=100, *, n_informative=10, n_targets=1, bias=0.0,
+                    effective_rank=None, tail_strength=0.5, noise=0.0, shuffle=True, coef=False, random_state=None):
+    """sklearn.datasets.make_regression: standard normal inputs (n_samples, n_features) and targets a
+    random linear map of the first ``n_informative`` of them (weights 100 * uniform) plus ``bias`` and
+    Gaussian ``noise``, of shape (n,) for one target, (n, n_targets) else, as sklearn draws them (rows and
+    columns shuffled); ``coef=True`` adds the weights (a no-op stand-in's object gave a notebook's
+    multi-task regression set no rows)."""
+    import numpy
+    rng = _rng(random_state)
+    n_informative = min(n_features, n_informative)
+    x = rng.standard_normal(size=(n_samples, n_features))
+    truth = numpy.zeros((n_features, n_targets))
+    truth[:n_informative, :] = 100 * rng.uniform(size=(n_informative, n_targets))
+    y = x @ truth + bias
+    if noise > 0.0:
+        y = y + rng.normal(scale=noise, size=y.shape)
+    if shuffle:
+        order = rng.permutation(n_samples)
+        x, y = x[order], y[order]
+        columns = numpy.arange(n_features)
+        rng.shuffle(columns)
+        x, truth = x[:, columns], truth[columns]
+    y, truth = numpy.squeeze(y), numpy.squeeze(truth)
+    return (x, y, truth) if coef else (x, y)
+
+
+def train_test_split(*arrays, test_size=None, train_size=None, random_state=None, shuffle=True, stratify=None):
+    """sklearn.model_selection.train_test_split: each array split by one permutation of its rows (the
+    first ``test_size`` of it the test rows, sklearn's order), returned train, test, train, test, ...;
+    ``test_size`` a share (rounded up) or a count, 0.25 where neither size is given. Arrays, lists and
+    tensors alike (a tensor indexed by the rows stays a tensor)."""
+    import math
+    import numpy
+    n = len(arrays[0])
+    if test_size is None:
+        test_size = 0.25 if train_size is None else (1 - train_size if isinstance(train_size, float) else n - train_size)
+    n_test = math.ceil(test_size * n) if isinstance(test_size, float) else int(test_size)
+    n_train = (math.floor(train_size * n) if isinstance(train_size, float) else int(train_size)) if train_size is not None else n - n_test
+    order = _rng(random_state).permutation(n) if shuffle else numpy.arange(n)
+    test, train = order[:n_test], order[n_test:n_test + n_train]
+
+    def take(array, rows):
+        if isinstance(array, list):
+            return [array[i] for i in rows]
+        if type(array).__module__.startswith("torch"):
+            import torch
+            return array[torch.as_tensor(rows, dtype=torch.long)]
+        return array[rows]
+
+    return [part for array in arrays for part in (take(array, train), take(array, test))]
+
+
 def apply_color_map(src, colormap=None, dst=None):
     """cv2.applyColorMap: a grey uint8 picture (H x W) as a colour one (H x W x 3, uint8, blue-green-red as
     OpenCV orders them) through a jet map, whichever map is named (a GradCAM heat map turned into a
@@ -316,7 +368,9 @@ class _Loader(importlib.abc.Loader):
         if module.__name__ == "sklearn.metrics":  # a number, as a program adds it up (FRESH_SWEEP_EXTRA_STUBS=sklearn)
             module.accuracy_score = accuracy_score
         if module.__name__ == "sklearn.datasets":  # toy data sets of points, as sklearn draws them
-            module.make_moons, module.make_circles = make_moons, make_circles
+            module.make_moons, module.make_circles, module.make_regression = make_moons, make_circles, make_regression
+        if module.__name__ == "sklearn.model_selection":  # the rows split as sklearn splits them
+            module.train_test_split = train_test_split
         if module.__name__ == "cv2":  # a colour picture of the shape OpenCV returns
             module.applyColorMap = apply_color_map
         if module.__name__ == "matplotlib":
