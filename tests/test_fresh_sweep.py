@@ -274,6 +274,24 @@ def test_the_stand_in_omegaconf_loads_merges_and_saves_yaml(tmp_path):
     assert out.split() == ["mnist", "16", "(1,", "2)", "True"]
 
 
+def test_the_stand_in_omegaconf_reads_dotted_settings_of_the_command_line(tmp_path):
+    """A trainer's settings as `exp.config_path=... train.steps=3` words (`OmegaConf.from_cli()`),
+    merged over the YAML file they name: nested keys, values read as YAML (numbers, lists, booleans;
+    `1e-4` a float, as omegaconf reads it where PyYAML gives a string);
+    `omegaconf.MISSING`, the default a class registry gives a dataclass field of no default."""
+    (tmp_path / "c.yaml").write_text("exp:\n  device: cuda\n  seed: 1\ntrain:\n  steps: 300000\n  beta_min: 1e-4\n")
+    code = ("import sys\nfrom omegaconf import OmegaConf\n"
+            "cli = OmegaConf.from_cli()\n"
+            "cfg = OmegaConf.merge(OmegaConf.load(cli.exp.config_path), cli)\n"
+            "import omegaconf\n"
+            "print(cfg.exp.device, cfg.exp.seed, cfg.train.steps, cfg.model.mult, cfg.exp.use_wandb, omegaconf.MISSING,\n"
+            "      cfg.train.beta_min * 2, cfg.train.lr + 1)")
+    out = subprocess.run([sys.executable, "-c", code, f"exp.config_path={tmp_path / 'c.yaml'}", "exp.device=cpu",
+                          "train.steps=3", "model.mult=[1,2]", "exp.use_wandb=False", "train.lr=2e-4"], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["cpu", "1", "3", "[1,", "2]", "False", "???", "0.0002", "1.0002"]
+
+
 def test_the_stand_in_gym_is_the_same_environment_in_every_process():
     code = ("import gym, numpy as np\nenv = gym.make('Pendulum-v1'); s = env.reset()\n"
             "for a in (0.5, -1.0, 2.0): s, r, done, _ = env.step(np.array([a]))\nprint(s.tolist(), r)")
@@ -2022,6 +2040,52 @@ def test_the_stand_in_cv2_colours_a_grey_picture_as_apply_color_map_does():
                    "h = cv2.applyColorMap(np.array([[0, 255], [128, 64]], dtype=np.uint8), cv2.COLORMAP_JET)\n"
                    "print(h.shape, h.dtype, int(h[0, 1].argmax()), int(h[0, 0].argmax()), type(cv2.resize).__name__)")
     assert out.split() == ["(2,", "2,", "3)", "uint8", "2", "0", "Anything"]
+
+
+def test_the_stand_in_cv2_decodes_a_files_bytes_into_a_colour_picture(tmp_path):
+    """A data set reads each image file's bytes itself and decodes them
+    (`cv2.cvtColor(cv2.imdecode(np.asarray(bytearray(f.read()), np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)`;
+    round 31's DeepModular, decision 0255): an H x W x 3 uint8 picture, the same for the same bytes;
+    `cv2.imread` of a missing file gives None, as OpenCV does. Near miss: another function stays a no-op."""
+    (tmp_path / "a.png").write_text("png")
+    out = _stubbed("import os, cv2, numpy as np\n"
+                   f"os.environ['FRESH_SWEEP_IMAGE_SIDE'] = '12'\nb = open({str(tmp_path / 'a.png')!r}, 'rb').read()\n"
+                   "x = cv2.cvtColor(cv2.imdecode(np.asarray(bytearray(b), dtype=np.uint8), cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)\n"
+                   "y = cv2.imdecode(np.frombuffer(b, np.uint8), 1)\n"
+                   f"print(x.shape, x.dtype, bool((x == y).all()), cv2.imread({str(tmp_path / 'no.png')!r}), "
+                   f"cv2.imread({str(tmp_path / 'a.png')!r}).shape, type(cv2.resize).__name__)")
+    assert out.split() == ["(12,", "12,", "3)", "uint8", "True", "None", "(12,", "12,", "3)", "Anything"]
+
+
+def test_the_stand_in_torchmetrics_metric_gives_the_batch_value_with_gradients_and_accumulates():
+    """A loss wrapped as a torchmetrics `Metric` (`add_state(..., dist_reduce_fx="sum")`, `update`,
+    `compute`) is called in the forward pass and backpropagated (round 31's MMML, decision 0255): the
+    call returns the batch's value with its gradient, `compute()` the mean over the batches since
+    `reset()`; `MulticlassAccuracy` averages over the classes seen (torchmetrics' default, macro)."""
+    out = subprocess.run([sys.executable, "-c",
+                          "import torch\nfrom torchmetrics import Metric\nfrom torchmetrics.classification import MulticlassAccuracy\n"
+                          "class L(Metric):\n"
+                          "    def __init__(s):\n"
+                          "        super().__init__(); s.add_state('loss', default=torch.tensor(0.), dist_reduce_fx='sum')\n"
+                          "        s.add_state('total', default=torch.tensor(0.), dist_reduce_fx='sum')\n"
+                          "    def update(s, p, t): s.loss = s.loss + ((p - t) ** 2).mean(); s.total = s.total + 1\n"
+                          "    def compute(s): return s.loss / s.total\n"
+                          "w = torch.ones(3, requires_grad=True); m = L()\n"
+                          "v = m(w * 2, torch.zeros(3)); v.backward(); m(w, torch.zeros(3))\n"
+                          "c = m.compute().item(); m.reset()\n"
+                          "a = MulticlassAccuracy(3); a(torch.tensor([[1., 0, 0], [0, 1, 0]]), torch.tensor([0, 2]))\n"
+                          "a(torch.tensor([[0, 0, 1.]]), torch.tensor([2]))\n"
+                          "print(v.item(), round(w.grad[0].item(), 3), c, m.total.item(), a.compute().item(), isinstance(a, torch.nn.Module))"],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["4.0", "2.667", "2.5", "0.0", "0.75", "True"]
+
+
+def test_the_thirty_first_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep31a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep31a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 7 and not part_a & earlier
 
 
 def test_the_thirtieth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():

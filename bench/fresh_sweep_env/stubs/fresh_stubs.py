@@ -321,6 +321,33 @@ def apply_color_map(src, colormap=None, dst=None):
     return (numpy.stack([blue, green, red], axis=-1) * 255).astype(numpy.uint8)
 
 
+def _cv2_picture(seed_bytes):
+    """An OpenCV picture (H x W x 3 uint8) fixed by the given bytes, FRESH_SWEEP_IMAGE_SIDE pixels a side."""
+    import zlib
+    import numpy
+    side = int(os.environ.get("FRESH_SWEEP_IMAGE_SIDE", "48"))
+    return numpy.random.default_rng(zlib.crc32(bytes(seed_bytes))).integers(0, 256, (side, side, 3), dtype=numpy.uint8)
+
+
+def cv2_imdecode(buf, flags=None):
+    """cv2.imdecode: the bytes of an image file (a program reads the file itself) as a picture."""
+    import numpy
+    return _cv2_picture(numpy.asarray(buf, dtype=numpy.uint8).tobytes())
+
+
+def cv2_imread(path, flags=None):
+    """cv2.imread: a picture fixed by the file's name, None where there is no such file (as OpenCV)."""
+    if not os.path.isfile(str(path)):
+        return None
+    return _cv2_picture(os.path.basename(str(path)).encode())
+
+
+def cv2_cvt_color(src, code=None, dst=None):
+    """cv2.cvtColor: the picture as it is (a colour picture stays H x W x 3: the stand-in's codes are not told apart)."""
+    import numpy
+    return numpy.asarray(src) if isinstance(src, numpy.ndarray) else Anything("cvtColor")
+
+
 class SummaryWriter:
     """torch.utils.tensorboard.SummaryWriter / tensorboardX: records its creation as a write."""
 
@@ -373,6 +400,7 @@ class _Loader(importlib.abc.Loader):
             module.train_test_split = train_test_split
         if module.__name__ == "cv2":  # a colour picture of the shape OpenCV returns
             module.applyColorMap = apply_color_map
+            module.imdecode, module.imread, module.cvtColor = cv2_imdecode, cv2_imread, cv2_cvt_color
         if module.__name__ == "matplotlib":
             module.use = lambda *a, **k: None
 

@@ -1,9 +1,33 @@
 """A stand-in for ``omegaconf`` (not installed here): ``DictConfig``, a dict whose keys are also
 attributes (nested dicts becoming configs), and ``OmegaConf.to_yaml``/``create``, enough for the
 configs the ``hydra`` stand-in hands a program; ``OmegaConf.load``/``merge``/``save`` for a program that reads
-its own YAML files (a base config merged with a dataset's overrides)."""
+its own YAML files (a base config merged with a dataset's overrides); ``OmegaConf.from_cli`` for one
+that takes its settings as ``a.b=value`` words of its command line (each value read as YAML)."""
+
+import re
 
 import yaml
+
+MISSING = "???"  # omegaconf's marker of a value still to be given (a dataclass field's default)
+
+
+class _Loader(yaml.SafeLoader):
+    """omegaconf's YAML reading: `1e-4` is a float (YAML 1.1, PyYAML's rule, wants `1.0e-4`)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X),
+    list("-+0123456789."))
+
+
+def _read(text):
+    return yaml.load(text, Loader=_Loader)
 
 
 class DictConfig(dict):
@@ -32,7 +56,20 @@ class OmegaConf:
     @staticmethod
     def load(path):
         with open(path, encoding="utf-8") as f:
-            return DictConfig(yaml.safe_load(f) or {})
+            return DictConfig(_read(f) or {})
+
+    @staticmethod
+    def from_cli(args_list=None):
+        import sys
+        conf = {}
+        for word in sys.argv[1:] if args_list is None else args_list:
+            key, _, value = word.partition("=")
+            *parents, last = key.split(".")
+            node = conf
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[last] = _read(value) if value else None
+        return DictConfig(conf)
 
     @staticmethod
     def merge(*configs):
