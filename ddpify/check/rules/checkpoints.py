@@ -70,7 +70,8 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     every use of which, `tb.add_scalar(...)` (followed through names, attributes, returns and parameters; not
     `flush()`/`close()`), is a write not reported here, `if rank == 0: tb.add_scalar(...)`: the other processes
     leave an empty events file, no curve is logged twice; not for a path
-    that names the rank, `f"preds_{rank}.npy"`, nor one made unique per process, `f"batch-{uuid4()}.pt"`,
+    that names the rank, `f"preds_{rank}.npy"` (also a file opened on a name holding such a path, `p =
+    f"beta_{i}.pt"` for `i` of this rank's own range of ids, `with open(p, "wb") as f`), nor one made unique per process, `f"batch-{uuid4()}.pt"`,
     `tempfile.mkstemp()`, nor one named after each sample a function is handed where every call of it
     runs in a loop over a loader drawing from a DistributedSampler (`for p in predictions:
     open(os.path.join(out, p["file_name"]), "wb")`: each process writes its own shard's files), nor
@@ -432,12 +433,15 @@ def _file_writes(ctx: Context):
 
 
 def _per_rank(ctx: Context, path: cst.BaseExpression) -> bool:
-    """A path (or a file opened on one: `with open(f"m_{rank}.json", "w") as f`) that names this
-    rank: `f"preds_{rank}.npy"`, each its own."""
+    """A path (or a file opened on one: `with open(f"m_{rank}.json", "w") as f`, also on a name
+    that holds such a path: `p = os.path.join(d, f"beta_{i}.pt")` where `i` runs over this rank's
+    own range of ids, `with open(p, "wb") as f`) that names this rank: `f"preds_{rank}.npy"`, each
+    its own."""
     f = ctx.facts
     opened = [item.item for anc in f.ancestors(path) if isinstance(anc, cst.With) for item in anc.items
               if item.asname is not None and f.code(item.asname.name) == f.code(path)]
-    return any(_per_rank(ctx, o) for o in opened) or any(ctx.ranks.rank_dependent(o) or any(ctx.ranks.rank_dependent(n) for n in mt.findall(o, (cst.Name, cst.Attribute)))
+    return any(_per_rank(ctx, o) or isinstance(o, cst.Call) and (p := writes.written_path(f, o)) is not None
+               and p is not o and _per_rank(ctx, p) for o in opened) or any(ctx.ranks.rank_dependent(o) or any(ctx.ranks.rank_dependent(n) for n in mt.findall(o, (cst.Name, cst.Attribute)))
                or _unique(f, o) for o in ctx.facts.origins(path))
 
 
