@@ -91,6 +91,11 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
     (`process_group=dist.new_group(ranks=[rank])`): its forward and backward reach no other process.
     Nor is a backward found in a loop that reaches the wrapper only past it (`model.module(x)`, the
     program's unwrap method `self._get_model().compute_loss(batch)`): it all-reduces nothing.
+    Nor is a DDP forward or backward found under a rank test on whose same side every wrap it may
+    reach was built, over a process group the program names (`if local_rank < num_gpus: model =
+    DDP(m, process_group=workers)` ... `model(x)` there): the ranks the test leaves out hold no
+    wrapper and are no members of its group; a wrap over the default group, or one made before
+    the test, is still found.
     """
     if not ctx.script.distributed:
         return
@@ -120,10 +125,12 @@ def collective_on_some_ranks(ctx: Context) -> Iterator[Hit]:
             if not _paired(ctx, call, guard):
                 yield Hit(call, f"`{_name(f, call)}` is a collective, but only {some} reach it: the others never "
                                 "call it (deadlock)")
-        elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call) and not _backward_past_the_wrapper(ctx, call):
+        elif ddp_used and f.is_backward(call) and _after_a_wrap(ctx, call) and not _backward_past_the_wrapper(ctx, call) \
+                and (returned or not _wrapped_on_the_same_side(ctx, call, None, guard)):
             yield Hit(call, f"a DDP backward all-reduces gradients, but only {some} run it (deadlock)")
-        elif ctx.holds_ddp(call.func) and _forward_across(ctx, call, guard):
-            continue  # the other ranks run the same forwards in the other branch
+        elif ctx.holds_ddp(call.func) and (_forward_across(ctx, call, guard) or not returned
+                                            and _wrapped_on_the_same_side(ctx, call, call.func, guard)):
+            continue  # the other ranks run the same forwards in the other branch, or hold no such wrapper
         elif ctx.holds_ddp(call.func) and not ctx.facts.grad_disabled(call):
             if grad_broadcasts and _has_buffers(ctx, call.func):
                 yield Hit(call, f"a DDP forward with gradients on broadcasts the model's buffers (BatchNorm "
@@ -174,6 +181,25 @@ def _forward_across(ctx: Context, call: cst.Call, guard: cst.If) -> bool:
         other is not call and f.is_inside(other, other_side) and f.code(other.func) == f.code(call.func)
         and ctx.holds_ddp(other.func) and f.grad_disabled(other) == f.grad_disabled(call)
         and loops(other, other_side) == mine for other in f.calls_in(other_side))
+
+
+def _wrapped_on_the_same_side(ctx: Context, call: cst.Call, wrapper: cst.BaseExpression | None, guard: cst.If) -> bool:
+    """Is every DDP wrap `wrapper` may hold (None: every wrap of the script, for a backward) made on
+    the same side of the rank test `guard` as the forward or backward `call`, over a process group
+    the program names (`process_group=nccl_group`, not None)?
+    The ranks that test leaves out never build the wrapper, so they are no members of its group:
+    the forward's broadcast waits for no rank that is not there (TGL's GPU workers, `if
+    args.local_rank < args.num_gpus:` around both the wrap over `new_group(ranks=range(num_gpus))`
+    and its forwards, the scheduler process outside). Not a wrap over the default group (a wrap
+    there made on some ranks only is the hang itself), nor one made outside the test."""
+    f = ctx.facts
+    held = ctx.script.calls_of(DDP) if wrapper is None else of(f).values(wrapper)
+    wraps = [s for s in held if isinstance(s, cst.Call) and f.qualify(s.func) == DDP]
+    inside = f.is_inside(call, guard.body)
+    return bool(wraps) and all(
+        f.is_inside(w, guard) and not f.is_inside(w, guard.test) and f.is_inside(w, guard.body) == inside
+        and (group := mt.keyword(w, "process_group")) is not None and not mt.is_name(group.value, "None")
+        for w in wraps)
 
 
 def _paired_across(ctx: Context, call: cst.Call, test: cst.If) -> bool:
