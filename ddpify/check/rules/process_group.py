@@ -89,7 +89,10 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
     communicator does not exist yet; so is one after `new_group(...)` (a gloo group for the CPU),
     which every process calls but which agrees through the store, not over NCCL, or after a barrier
     given its GPU (`dist.barrier(device_ids=[local_rank])`, also in a helper whose plain barrier is
-    the `else` of `if dist.get_backend() == "nccl":`).
+    the `else` of `if dist.get_backend() == "nccl":`). Nor a `set_device` that repeats one the
+    function starting the group made before its first collective, outside any branch, with the same
+    argument over the same variables (`torch.cuda.set_device(args.local_rank)` in `train`, which
+    `main` set right after `init_process_group`): the communicator is on that GPU already.
     """
     f = ctx.facts
     for init in ctx.script.calls_of(INIT):
@@ -105,11 +108,47 @@ def set_device_after_init(ctx: Context) -> Iterator[Hit]:
             else:
                 continue
             first = next((c for c in between if _on_current_gpu(ctx, c)), None)
-            if first is not None:
+            if first is not None and not _set_before(ctx, call, scope, first):
                 yield Hit(call, f"set_device runs after `{f.code(first.func)}(...)` on an NCCL group, which already "
                                 "bound this process's communicator to GPU 0: set the device before "
                                 "init_process_group")
                 break
+
+
+def _set_before(ctx: Context, call: cst.Call, scope: cst.CSTNode, first: cst.Call) -> bool:
+    """Did the function that starts the group (`scope`) already set the device `call` sets, with
+    the same value, before `first`, its first collective: a `set_device` of the same argument
+    (spelled the same, every name it reads the same variable, none of them set anew between) that
+    runs on every path through that function, outside any branch, loop or `try`? Then `call`
+    repeats the device the communicator was bound to (CT-Net's `train` sets
+    `args.local_rank` again, which `main` set right after `init_process_group`; decision 0262)."""
+    f = ctx.facts
+    arg = mt.positional(call, 0) or mt.keyword(call, "device")
+    if arg is None:
+        return False
+    names = [(n.value, f.ref(n)) for n in f.variables_in(arg.value)]
+    for prev in ctx.script.calls_of("torch.cuda.set_device"):
+        given = mt.positional(prev, 0) or mt.keyword(prev, "device")
+        if prev is call or f.scope(prev) is not scope or not f.before(prev, first) or given is None \
+                or f.code(given.value) != f.code(arg.value) or _branched(f, prev, scope):
+            continue
+        if sorted(names, key=lambda x: x[0]) == sorted(((n.value, f.ref(n)) for n in f.variables_in(given.value)),
+                                                       key=lambda x: x[0]) \
+                and all(ref is not None and not any(
+                    f.scope(stmt) is scope and f.before(prev, stmt) or f.scope(stmt) is f.scope(call)
+                    and f.before(stmt, call) for _, _, stmt in f.writes(ref)) for _, ref in names):
+            return True
+    return False
+
+
+def _branched(f, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+    """Is `node` under a branch, loop or `try` of `scope`?"""
+    for anc in f.ancestors(node):
+        if anc is scope:
+            return False
+        if isinstance(anc, (cst.If, cst.For, cst.While, cst.Try, cst.With, cst.IfExp, cst.BooleanOperation)):
+            return True
+    return False
 
 
 def _site_after(ctx: Context, init: cst.Call, func: cst.CSTNode) -> cst.Call | None:
