@@ -93,9 +93,11 @@ def _unused(facts: Facts, func: cst.FunctionDef, depth: int) -> bool:
     """Is the top-level function `func` (not decorated) named by no code that runs: every name
     spelled as it is another's (a parameter of that name, `def runner(setup, n): mp.spawn(setup,
     ...)`), or the call of it in a function that is itself unused, `depth` functions up? A
-    function of the checked file that nothing names at all is not: users may call it."""
+    function of the checked file that nothing names at all is not: users may call it, unless it is
+    private to a script (`private_to_a_script`)."""
     if not isinstance(facts.parent(func), cst.Module) or func.decorators \
-            or not facts.in_library(func) and len(facts.names_spelled(func.name.value)) < 2:
+            or not facts.in_library(func) and len(facts.names_spelled(func.name.value)) < 2 \
+            and not private_to_a_script(facts, func):
         return False
     for name in facts.names_spelled(func.name.value):
         if name is func.name or isinstance(parent := facts.parent(name), (cst.Param, cst.Attribute)) \
@@ -110,6 +112,31 @@ def _unused(facts: Facts, func: cst.FunctionDef, depth: int) -> bool:
             continue  # called by a function nothing runs
         return False
     return True
+
+
+def private_to_a_script(facts: Facts, func: cst.FunctionDef) -> bool:
+    """Is `func` a top-level function of the checked file whose name says it is the file's own
+    (`_create_data_loader`: one leading underscore, not a dunder), in a file run as a script (it
+    has an `if __name__ == "__main__":` block)? No user of the file calls it from outside: where the
+    program names it nowhere else (its calls commented out), it never runs."""
+    name = func.name.value
+    return not facts.in_library(func) and name.startswith("_") and not name.startswith("__") \
+        and isinstance(facts.parent(func), cst.Module) and any(
+            mt.is_main_guard(s) and not facts.in_library(s) for s in facts.module.body)
+
+
+def never_called_in_its_script(facts: Facts, node: cst.CSTNode) -> bool:
+    """Is `node` in a function private to the checked script (`private_to_a_script`, or defined
+    inside one) that no code of the program that runs calls or names (`runs_nowhere`): every call
+    of `_create_data_loader(args)` commented out? Its code runs on no process.
+
+    Before: compression_imagenet_code's DistributedSampler in `_create_data_loader`, whose three
+    calls are comments, was a DDP002 (set 30; decision 0262). A public function nothing names
+    (`def evaluate(model):`) is still read: a user may import the script and call it."""
+    func = facts.scope(node)
+    while isinstance(func, cst.FunctionDef) and isinstance(outer := facts.scope(func), cst.FunctionDef):
+        func = outer
+    return isinstance(func, cst.FunctionDef) and private_to_a_script(facts, func) and runs_nowhere(facts, node)
 
 
 def distributed_in(facts: Facts, node: cst.CSTNode) -> bool:

@@ -1,6 +1,6 @@
 """Code that never runs: what `ddpify check` does not report.
 
-Six shapes. Code after a `raise` or `return` of its own block (a method left unfinished,
+Seven shapes. Code after a `raise` or `return` of its own block (a method left unfinished,
 `raise NotImplementedError` above the code it will run), or after a bare name nothing binds (a
 tripwire, `never_tested  # sync the weights first`: NameError), runs on no process:
 
@@ -62,6 +62,16 @@ A command-line option argparse converts with `type=Path` is a path, which equals
 that passes one (`Indexed(args.data)`, `--data` given `type=Path`) takes no branch of `if name ==
 "cifar10":`.
 
+And a function of the checked script whose name says it is the script's own (`_create_data_loader`:
+one leading underscore; the file has an `if __name__ == "__main__":` block) that no code of the program
+names but its own definition (every call of it commented out) runs on no process
+(`ddpify.analysis.distributed.never_called_in_its_script`):
+
+    def _create_data_loader(args):
+        sampler = DistributedSampler(dataset)  # never runs
+        ...
+    # loader = _create_data_loader(args)
+
 Conservative: a method (reached through its class in ways no call site shows: by reference,
 by dispatch, `model(x)` running `forward`), a function with no call in the program (called from
 outside it, or only by reference), a function also named other than in a call (`mp.spawn(run,
@@ -78,6 +88,7 @@ import builtins
 import libcst as cst
 
 from ddpify.analysis.call_branches import left_out, literal_truth
+from ddpify.analysis.distributed import never_called_in_its_script
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts, param_names
 
@@ -87,7 +98,8 @@ def never_runs(facts: Facts, node: cst.CSTNode, depth: int = 3) -> bool:
     False, or in a branch (of its function, or of a function calling it, `depth` calls up) that no
     call in the program takes?"""
     if _under_false_flag(facts, node) or _after_an_exit(facts, node) or _under_a_none_test_of_an_instance(facts, node) \
-            or _in_a_branch_literals_leave_out(facts, node) or _under_a_test_that_reads_an_unbound_name(facts, node):
+            or _in_a_branch_literals_leave_out(facts, node) or _under_a_test_that_reads_an_unbound_name(facts, node) \
+            or never_called_in_its_script(facts, node):
         return True
     func = facts.scope(node)
     if depth <= 0 or not isinstance(func, cst.FunctionDef) or facts.enclosing_class(func) is not None:
