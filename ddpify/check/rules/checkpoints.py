@@ -22,6 +22,7 @@ from ddpify.analysis import writes
 from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.analysis.states import holds_no_tensors, loaded_data_set
 from ddpify.analysis.tensor_files import saved_on_the_cpu
+from ddpify.analysis.wrapped_paths import on_a_wrapping_path
 from ddpify.analysis.objects import MODEL, OPTIMIZER, of as objects_of
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, dotted, rank_word
 
@@ -1443,7 +1444,9 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     is every process's own, the one it trains on; nor for a file of the project,
     named by a literal path, whose every storage the file itself shows saved on the CPU
     (`torch.load("mean_var/mean.pt")` of a file committed beside the script:
-    `ddpify.analysis.tensor_files`).
+    `ddpify.analysis.tensor_files`); nor for a load no run that wraps a model reaches (`if
+    args.mode == "eval": evaluate(args)` beside `elif args.mode == "train": train(args)`, where only
+    `train` wraps: `ddpify.analysis.wrapped_paths`), a mode the project runs as one process.
     """
     if not ctx.script.distributed or one_visible_gpu_each(ctx.facts):  # each process's `cuda:0` its own
         return
@@ -1453,7 +1456,7 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
                 and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
                 and not _in_a_data_set(ctx, call) and not _own_cpu_cache(ctx, call) \
                 and not holds_no_tensors(ctx.facts, call) and not loaded_data_set(ctx.facts, call) \
-                and not saved_on_the_cpu(ctx.facts, call):
+                and not saved_on_the_cpu(ctx.facts, call) and on_a_wrapping_path(ctx.facts, call):
             yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                             "GPU 0; pass map_location (\"cpu\" or this process's device)")
     for call in _library_loads_unmapped(ctx):
