@@ -613,7 +613,10 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
     tag == "train": DataLoader(ds, sampler=sampler)` / `else: DataLoader(ds)`, called with
     `tag="val"`), nor for a sampler named for training, it and its loaders (`train_sampler`,
     `train_loader`), that nothing reads without gradients or under a name of evaluation (its
-    loop's step in a trainer class the script imports by a name in its config).
+    loop's step in a trainer class the script imports by a name in its config), nor where the
+    loader is read only through iterators (`iter(loader)`, `loader.__iter__()`) one of which an
+    `except` in a loop makes again (`for _ in range(num_batches):` ... `except StopIteration:
+    it = iter(val_loader)`): a fixed number of batches, repeats by design, no figure over the set.
     """
     if _trims_gathered(ctx):
         return
@@ -624,7 +627,7 @@ def padded_evaluation(ctx: Context) -> Iterator[Hit]:
         if (_evaluation_only(ctx, call) or _evaluated_through_factory(ctx, call)) and not _merged_by_key(ctx, call) \
                 and not _taken_by_nothing(ctx, call) and _combines_across_processes(ctx, call) \
                 and not _no_figure_counts_a_repeat(ctx, call) and not _read_on_rank_zero_only(ctx, call) \
-                and not _padding_trimmed(ctx, call) \
+                and not _padding_trimmed(ctx, call) and not _drawn_a_fixed_number_of_batches(ctx, call) \
                 and not _training_data_by_name(ctx, call):
             yield Hit(call, "DistributedSampler pads evaluation data with repeated samples until it divides by the "
                             "number of processes: metrics count them twice; shard without padding or evaluate "
@@ -643,6 +646,58 @@ def _no_figure_counts_a_repeat(ctx: Context, sampler: cst.Call) -> bool:
     return bool(loops) and all(keeps_only_its_last_batch(f, lp) or keeps_results_by_sample_key(f, lp)
                                for lp in loops) and all(
         f.user_functions(c) or (dotted(c.func) or "") in ("len", *mt.ITERATION_WRAPPERS) for c in passed)
+
+
+def _drawn_a_fixed_number_of_batches(ctx: Context, sampler: cst.Call) -> bool:
+    """Is every loader that draws from `sampler` a name read only as `iter(loader)` or
+    `loader.__iter__()`, and is one of those iterators made again in an `except` inside a loop (the
+    loop draws its batches with `next()` and starts the loader over when it runs out, `for _ in
+    range(num_batches):`)? The evaluation then scores a fixed number of batches, repeating samples
+    by design: no figure over the data set for the padding's repeats to change.
+
+    Before: gifs' validation (`num_batches = 125`, `val_data_iterator = val_data_loader.__iter__()`
+    again in the `except`, `ddp_train.py:180-187`) was a DDP010 (set 30; decision 0262). A loop that
+    runs the loader once (`for batch in val_loader:`), or an iterator made once and never again, is
+    still asked."""
+    f = ctx.facts
+    drawing = [call for call in ctx.script.calls_of(LOADER)
+               if (arg := mt.keyword(call, "sampler") or mt.keyword(call, "batch_sampler")) is not None
+               and any(f.is_inside(sampler, o) for o in f.origins(arg.value))]
+    if not drawing:
+        return False
+    for loader in drawing:
+        refs = {f.ref(target, stmt) for target, value, stmt in f.assigns if value is loader and isinstance(target, cst.Name)}
+        if len(refs) != 1 or None in refs:
+            return False
+        ref = refs.pop()
+        reads = [n for n in f.names_spelled(ref.name) if f.ref(n) == ref and not _assigned_name(f, n)]
+        if not reads or not all(_made_into_an_iterator(f, n) for n in reads) or not any(
+                _in_a_handler_in_a_loop(f, n) for n in reads):
+            return False
+    return True
+
+
+def _assigned_name(f, name: cst.Name) -> bool:
+    """Is `name` the target of an assignment (`val_loader = DataLoader(...)`)?"""
+    return any(target is name for target, _, _ in f.assigns)
+
+
+def _made_into_an_iterator(f, name: cst.Name) -> bool:
+    """`iter(loader)` or `loader.__iter__()`."""
+    parent = f.parent(name)
+    if isinstance(parent, cst.Attribute) and parent.value is name and parent.attr.value == "__iter__":
+        call = f.parent(parent)
+        return isinstance(call, cst.Call) and call.func is parent
+    arg = parent
+    call = f.parent(arg) if isinstance(arg, cst.Arg) else None
+    return isinstance(call, cst.Call) and mt.is_name(call.func, "iter") and len(call.args) == 1 and arg.value is name
+
+
+def _in_a_handler_in_a_loop(f, node: cst.CSTNode) -> bool:
+    """Is `node` in an `except` handler of a `try` inside a loop of its function?"""
+    handler = next((a for a in f.ancestors(node) if isinstance(a, cst.ExceptHandler)), None)
+    return handler is not None and any(isinstance(a, (cst.For, cst.While)) for a in f.ancestors(handler)
+                                       if f.scope(a) is f.scope(node))
 
 
 def _padding_trimmed(ctx: Context, sampler: cst.Call) -> bool:
