@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from ddpify.analysis import objects
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import Facts
 from ddpify.syntax.names import dotted
@@ -79,3 +80,93 @@ def _between(facts: Facts, stmt: cst.CSTNode, loop: cst.For) -> Iterator[cst.CST
         if anc is loop:
             return
         yield anc
+
+
+# statements whose body may run or be left out: a freeze under one of them is on the way to what
+# follows only where that statement holds it too
+BRANCHING = (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)
+
+
+def frozen_where_used(facts: Facts, given: cst.BaseExpression, use: cst.CSTNode, depth: int = 3) -> bool:
+    """Is the module `given` names wholly frozen where `use` runs (accelerate's `prepare(given)`,
+    which wraps a module in DDP only where some parameter requires grad, and hands it back as it is
+    otherwise): `given.requires_grad_(False)` of the same name above `use` in its function, on the
+    way to it (in no branch or loop that does not hold `use` too), with nothing between that binds
+    the name again or thaws a parameter, there or in a function of the program a call between runs
+    (`depth` calls deep: `requires_grad_()` or `requires_grad_(True)`, `p.requires_grad = True`),
+    and no walk of the module's parameters in that function (`given.parameters()`, what an
+    optimizer of it or a loop that thaws some of it takes)?
+
+        dit.requires_grad_(False); network.apply_to(dit); dit = accelerator.prepare(dit)   -> True
+        dit.requires_grad_(False); dit.head.requires_grad_(True); dit = accelerator.prepare(dit)   -> False
+        dit.requires_grad_(False); opt = AdamW(dit.parameters()); dit = accelerator.prepare(dit)  -> False
+    """
+    name = dotted(given)
+    stmt, scope = facts.statement(use), facts.scope(use)
+    if not name:
+        return False
+    for call in facts.calls_named("requires_grad_"):
+        arg = mt.positional(call, 0) or mt.keyword(call, "requires_grad")
+        if not (isinstance(call.func, cst.Attribute) and dotted(call.func.value) == name and arg is not None
+                and mt.is_name(arg.value, "False")):
+            continue
+        freeze = facts.statement(call)
+        if facts.scope(freeze) is not scope or not facts.before(freeze, stmt) or not _on_the_way(facts, freeze, stmt):
+            continue
+        between = [c for c in facts.calls_in(scope)
+                   if facts.before(freeze, c) and facts.before(c, stmt) and not facts.apart(c, stmt)]
+        rebound = any(name in _bound(target) for target, _, s in facts.assigns if facts.scope(s) is scope
+                      and facts.before(freeze, s) and facts.before(s, stmt) and not facts.apart(s, stmt))
+        if rebound or _thaws(facts, between, _span_assigns(facts, scope, freeze, stmt), depth):
+            continue
+        return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value in PARAMETER_WALKS
+                       and ((walked := dotted(c.func.value) or "") == name or walked.startswith(name + "."))
+                       for c in facts.calls_in(scope))
+    return False
+
+
+def _on_the_way(facts: Facts, freeze: cst.CSTNode, stmt: cst.CSTNode) -> bool:
+    """Does `freeze` run whenever `stmt` does: each branch, loop or `try` around it holds `stmt` too?"""
+    return all(facts.is_inside(stmt, anc) for anc in facts.ancestors(freeze)
+               if isinstance(anc, BRANCHING) and facts.scope(anc) is facts.scope(freeze))
+
+
+def _bound(target: cst.BaseExpression) -> set[str]:
+    """The dotted names an assignment target binds (`a`, `self.a`, each of `a, b`)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_bound(e.value) for e in target.elements))
+    return {n} if (n := dotted(target)) else set()
+
+
+def _span_assigns(facts: Facts, scope, first: cst.CSTNode, last: cst.CSTNode) -> list[tuple]:
+    """The assignments of `scope` between `first` and `last`, but those in another branch of an `if`
+    that holds `last`."""
+    return [(t, v) for t, v, s in facts.assigns if facts.scope(s) is scope and facts.before(first, s)
+            and facts.before(s, last) and not facts.apart(s, last)]
+
+
+def _thaws(facts: Facts, calls: list[cst.Call], assigns: list[tuple], depth: int) -> bool:
+    """Does any of `calls` or `assigns` make a parameter require grad: `x.requires_grad_()` of no
+    argument or one not False, `p.requires_grad = <not False>`, or the same in a function of the
+    program one of the calls runs (`depth` calls deep)?"""
+    for target, value in assigns:
+        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad" and not mt.is_name(value, "False"):
+            return True
+    for call in calls:
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_":
+            arg = mt.positional(call, 0) or mt.keyword(call, "requires_grad")
+            if arg is None or not mt.is_name(arg.value, "False"):
+                return True
+    if depth <= 0:
+        return False
+    seen: set[cst.FunctionDef] = set()
+    for call in calls:
+        callees = facts.user_functions(call) or (objects.of(facts).methods(call) if isinstance(call.func, cst.Attribute) else [])
+        for func in callees:
+            if func in seen:
+                continue
+            seen.add(func)
+            inner_assigns = [(t, v) for t, v, s in facts.assigns if facts.is_inside(s, func)]
+            if _thaws(facts, facts.calls_in(func), inner_assigns, depth - 1):
+                return True
+    return False

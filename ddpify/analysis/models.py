@@ -2947,7 +2947,7 @@ def _prepared_models(facts: Facts, target: cst.BaseExpression, value: cst.BaseEx
     names = [dotted(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [dotted(target)]
     given = [a.value for a in value.args if a.keyword is None and not a.star] if isinstance(value, cst.Call) else []
     return [n for i, n in enumerate(names) if n and (n in _called(facts) or i < len(given) and _a_model_itself(facts, given[i]))
-            and not (i < len(given) and _frozen(facts, given[i]))]
+            and not (i < len(given) and (_frozen(facts, given[i]) or freezing.frozen_where_used(facts, given[i], value)))]
 
 
 # library modules whose parameters are frozen copies (`requires_grad_(False)`), unless the keyword given

@@ -62,7 +62,10 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     answers), or what Hugging
     Face accelerate's `prepare` hands back for a model (one the object core knows to be an
     `nn.Module`, or a name the program calls, or whose `forward` it calls; not a scheduler or optimizer
-    class of the program, `class NoamLR(_LRScheduler)`); `prepare` wraps only where there are several
+    class of the program, `class NoamLR(_LRScheduler)`; nor a model the program froze whole above the
+    `prepare`, `dit.requires_grad_(False)` with nothing thawing it and no walk of its parameters in that
+    function: `prepare` wraps a module only where a parameter requires grad, so a LoRA trainer's frozen
+    base model comes back bare, decision 0259); `prepare` wraps only where there are several
     processes, so there the bare model is `accelerator.unwrap_model(model)`, and the program's
     own `model.module.x if <its test> else model.x` is its unwrapping, as is a helper of the program
     that hands back `accelerator.unwrap_model(x)` (`unet = unwrap_model(unet)`, also after taking a
