@@ -2526,7 +2526,7 @@ def _stops(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:
     if isinstance(stmt, (cst.If, cst.With, cst.Try)) and any(
             facts.is_inside(loop, stmt) and _stops(facts, loop, name) for loop in facts.loops_in(facts.scope(stmt))):
         return True
-    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name) or _stores(stmt, name):
+    if mt.sole(stmt, cst.Return) is not None or _collects(stmt, name) or _stores(stmt, name) or _puts(stmt, name):
         return True
     for call in facts.calls_in(stmt):
         if facts.qualify(call.func) == "torch.compile" or dotted(call.func) == name \
@@ -2648,6 +2648,31 @@ def _keeps_argument(facts: Facts, call: cst.Call, func: cst.FunctionDef, name: s
               if dotted(facts.argument_for(call, func, param) or cst.Name("_")) == name]
     handed = handed or facts.star_receivers(func, argument_slot(call, name))
     return any(_kept_on_self(facts, r, copies) for ref in handed for r in [ref, *flow.receivers(ref)])
+
+
+CONTAINER_PUTS = ("append", "insert", "add", "appendleft")
+
+
+def _puts(stmt: cst.CSTNode, name: str) -> bool:
+    """`self.models.append(model)`, `nets.insert(0, model)`, `nets["gen"] = model`: the model itself put
+    into a container the training reads it back from (deep mutual learning's peers, run as `for model in
+    self.models`), which would keep the bare model if the wrap came after it; the wrap comes first, as
+    for an attribute that keeps it (`_stores`):
+
+        model = resnet32()                    model = resnet32()
+        self.models.append(model)       ->    model = DistributedDataParallel(model, device_ids=device_ids(model))
+        optimizer = SGD(model.parameters())   self.models.append(model)
+                                              optimizer = SGD(model.parameters())
+
+    Not a value computed from the model (`sizes.append(model.fc.out_features)`, `copies.append(deepcopy(model))`):
+    the container keeps no model, and the set-up may go on after it."""
+    expr = mt.sole(stmt, cst.Expr)
+    if expr is not None and isinstance(call := expr.value, cst.Call) and isinstance(call.func, cst.Attribute) \
+            and call.func.attr.value in CONTAINER_PUTS:
+        return any(dotted(a.value) == name for a in call.args if a.keyword is None)
+    assign = mt.sole(stmt, cst.Assign)
+    return assign is not None and dotted(assign.value) == name \
+        and any(isinstance(t.target, cst.Subscript) for t in assign.targets)
 
 
 def _collects(stmt: cst.CSTNode, name: str) -> bool:

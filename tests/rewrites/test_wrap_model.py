@@ -9011,3 +9011,58 @@ def test_a_training_function_picked_by_a_top_level_name_is_followed_and_the_mode
     wrap, loop = converted.index("model = DistributedDataParallel(model"), converted.index("for epoch in range(2):")
     assert wrap < loop and "set_epoch(loader, epoch)" in converted
 
+
+
+# deep mutual learning (chxy95/Deep-Mutual-Learning, round 31, decision 0257): a trainer appends each peer to a list,
+# then builds its optimizer; the training runs `for model in self.models`
+PEERS = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+
+
+class Trainer:
+    def __init__(self, n):
+        self.models, self.optimizers, self.sizes = [], [], []
+        for i in range(n):
+            model = torch.nn.Linear(2, 1)
+            self.sizes.append(model.out_features)
+            model.float()
+            self.models.append(model)
+            self.optimizers.append(torch.optim.SGD(model.parameters(), lr=0.1))
+
+    def train(self):
+        for epoch in range(2):
+            for x, y in loader:
+                for model, optimizer in zip(self.models, self.optimizers):
+                    optimizer.zero_grad()
+                    ((model(x) - y) ** 2).mean().backward()
+                    optimizer.step()
+                    torch.save(self.models[0].state_dict(), "peer0.pt")
+
+
+Trainer(2).train()
+"""
+
+
+def test_a_model_appended_to_a_list_the_training_reads_is_wrapped_before_the_append():
+    """`self.models.append(model)` before the optimizer: the wrap came after the append (a statement
+    that mentions the model, taken for its set-up), so the list kept the bare model, the training ran
+    `for model in self.models` around DDP and each process trained its own copy (params FAIL). The
+    wrap now comes before the model is put into the list, after `model.float()`; near miss: appending a
+    value computed from it (`self.sizes.append(model.out_features)`) is no put of the model, and the
+    set-up goes on to `model.float()`."""
+    out = only(NAME, PEERS)
+    assert ("            model.float()\n"
+            "            model = DistributedDataParallel(model, device_ids=device_ids(model))\n"
+            "            self.models.append(model)\n") in out
+    assert out.count("DistributedDataParallel(model") == 1
+
+
+def test_a_model_put_into_a_dict_by_key_is_wrapped_before_the_put():
+    """`self.nets[name] = net` likewise: the dict keeps what the wrap gave."""
+    code = PEERS.replace("self.models.append(model)", "self.nets[i] = model").replace(
+        "self.models, self.optimizers, self.sizes = [], [], []", "self.models, self.optimizers, self.sizes, self.nets = [], [], [], {}")
+    out = only(NAME, code)
+    assert "            model = DistributedDataParallel(model, device_ids=device_ids(model))\n            self.nets[i] = model\n" in out
