@@ -538,6 +538,19 @@ class Objects:
         return self.values(given) if given is not None else Sites()
 
     @cached_property
+    def _list_puts(self) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+        """`models.append(model)`, `models.insert(0, model)`: (the list, the item put in), so that an item
+        read by index (`self.models[i].state_dict()`, the list filled in a loop: deep mutual learning's
+        peers) holds what any put gives it, besides the list display's own elements."""
+        puts = []
+        for call in self.facts.by_type.get(cst.Call, ()):
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and dotted(call.func.value) \
+                    and call.func.attr.value in ("append", "insert") and call.args and not call.args[-1].keyword \
+                    and len(call.args) == (1 if call.func.attr.value == "append" else 2):
+                puts.append((call.func.value, call.args[-1].value))
+        return puts
+
+    @cached_property
     def _attribute_stores(self) -> dict[str, list[tuple[cst.Attribute, cst.BaseExpression]]]:
         """`obj.x = value` outside a class's own `self.x`: by attribute name."""
         stores: dict[str, list[tuple[cst.Attribute, cst.BaseExpression]]] = defaultdict(list)
@@ -566,8 +579,11 @@ class Objects:
         held = self.values(expr.value)
         if isinstance(expr, cst.Subscript):
             key = _literal_key(expr)
+            lists = [c for c in held if isinstance(c, cst.List)]
             return [e.value for c in held if isinstance(c, cst.Dict) and key is not None for e in c.elements
-                    if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key]
+                    if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key] \
+                + ([e.value for c in lists for e in c.elements if isinstance(e, cst.Element)]
+                   + [value for target, value in self._list_puts if self.values(target) & set(lists)] if lists else [])
         return [value for target, value in self._attribute_stores.get(expr.attr.value, ())
                 if target is not expr and held and self.values(target.value) & held]
 

@@ -1997,3 +1997,15 @@ def test_an_instance_of_a_registry_class_whose_field_is_a_bare_model_in_another_
     assert out.count("DistributedDataParallel(net, device_ids=device_ids(net))") == 1
     assert "print(unwrap(model.net).num_params(), params_of(model))" in out
     assert "    unwrap(net).init_sequence(x.size(0))\n" in out
+
+
+def test_an_item_of_a_list_the_wrapped_models_are_appended_to_is_saved_bare():
+    """`torch.save(self.models[0].state_dict(), ...)` where each peer was wrapped and then appended to
+    `self.models` (deep mutual learning, decision 0257): the item read by index holds the wrapper, and its
+    state dict goes through `.module` (the checkpoint keys stay as in the single-GPU script); near miss: the
+    optimizers appended to their own list are no model, and their state dicts stay as written."""
+    from tests.rewrites.test_wrap_model import PEERS
+    code = PEERS.replace('torch.save(self.models[0].state_dict(), "peer0.pt")',
+                         'torch.save({"m": self.models[0].state_dict(), "o": self.optimizers[0].state_dict()}, "peer0.pt")')
+    out = convert(code, Options()).code
+    assert '{"m": self.models[0].module.state_dict(), "o": self.optimizers[0].state_dict()}' in out
