@@ -197,6 +197,10 @@ TRACKERS = frozenset(f"mlflow.{name}" for name in (
     "log_dict", "log_figure", "log_image", "log_text", "log_table", "set_tag", "set_tags", "set_experiment",
     "autolog", "pytorch.log_model", "pytorch.autolog"))
 ONCE |= TRACKERS
+# tensorboard_logger's module-level writer (`configure(logdir)` opens its event file, `log_value` writes
+# to it): each process would write its own event file into the same folder, as a Logger of its own does
+# (deep mutual learning's trainer, round 31)
+ONCE |= {f"tensorboard_logger.{name}" for name in ("configure", "log_value", "log_histogram", "log_images")}
 DELETIONS = writes.DELETIONS  # nothing to read back
 # links made or removed: `os.symlink(src, dst)`, and pathlib's methods of these names, found on no
 # other common object (`latest.unlink()`, `latest.symlink_to(ckpt.name)`: a 'latest' checkpoint

@@ -4236,3 +4236,32 @@ def test_an_agent_whose_saved_checkpoint_is_never_read_back_gets_no_barrier():
     """The near miss: nothing loads the file back; nothing waits."""
     converted = only(NAME, AGENT_ROUND_TRIP.format(reload="    print(env)"))
     assert "barrier()" not in converted
+
+
+def test_tensorboard_loggers_module_level_configure_and_log_value_run_on_the_main_process_only():
+    """tensorboard_logger's module-level writer (deep mutual learning, decision 0257): `configure(logdir)`
+    opens an event file and `log_value` writes to it; every process did both into the same folder. Both now
+    run on the main process only; near miss: a function of another name from the same import
+    (`tensorboard_logger.unconfigure`, which writes nothing) stays on every process."""
+    code = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from tensorboard_logger import configure, log_value, unconfigure
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+configure("runs/dml")
+for epoch in range(2):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = ((model(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        log_value("loss", loss.item(), epoch)
+unconfigure()
+"""
+    out = only(NAME, code)
+    assert 'if is_main_process():\n    configure("runs/dml")\n' in out
+    assert '        if is_main_process():\n            log_value("loss", loss.item(), epoch)\n' in out
+    assert "\nunconfigure()\n" in out
