@@ -1986,6 +1986,60 @@ def test_a_model_a_process_is_started_with_or_a_function_looked_up_in_a_module_i
     assert not [c for c in result.changes if c.kind == "warning" and "looked up at run time" in c.message]
 
 
+OWN_PACKAGE_AGENT = """\
+    import torch
+
+
+    class Agent:
+        def __init__(self):
+            self.net = torch.nn.Linear(2, 1)
+            self.opt = torch.optim.SGD(self.net.parameters(), lr=0.1)
+
+        def train(self):
+            for step in range(3):
+                self.opt.zero_grad()
+                self.net(torch.randn(4, 2)).sum().backward()
+                self.opt.step()
+            torch.save(self.net.state_dict(), "net.pt")
+    """
+OWN_PACKAGE_RUN = """\
+    from pkg.algs.dqn.agent import Agent
+
+    if __name__ == "__main__":
+        Agent().train()
+    """
+
+
+def test_a_script_deep_in_a_package_that_imports_its_own_package_by_name_reads_it_from_the_packages_folder():
+    """Round 31's rltorch (decision 0256): `rltorch/algs/q_learning/DDQN/run.py`, a library's script
+    four packages deep (an `__init__.py` in every folder), imports `from rltorch.algs.q_learning.DDQN.agent
+    import DDQNAgent`, as the library installed from its root (or `PYTHONPATH=.`) lets it. The import was
+    looked up beside the entry and `ABOVE` folders up only: the script was read alone ("no training loop
+    found"), left unchanged, every process training its own network and writing every file. The chain of
+    `__init__.py` from the entry's folder up reaches the package `pkg`: the folder above it is where the
+    import finds it, and the agent is read, its network wrapped, its save guarded, written under the
+    package's path beside the converted script; also where a folder between them has no `__init__.py`
+    (rltorch's `algs/policy_gradients/`, a namespace package inside the regular one). Near misses: the
+    same folders without any `__init__.py` (no package `pkg` holds the entry: what `pkg` is, is the
+    installation's) and a package chain under another top name stay unread."""
+    write({"proj/pkg/__init__.py": "", "proj/pkg/algs/__init__.py": "", "proj/pkg/algs/dqn/__init__.py": "",
+           "proj/pkg/algs/dqn/run.py": OWN_PACKAGE_RUN, "proj/pkg/algs/dqn/agent.py": OWN_PACKAGE_AGENT,
+           # rltorch's `algs/policy_gradients/` has no __init__.py: a namespace package inside a regular one
+           "proj/pkg/algs/pg/ppo/__init__.py": "", "proj/pkg/algs/pg/ppo/agent.py": OWN_PACKAGE_AGENT,
+           "proj/pkg/algs/pg/ppo/run.py": OWN_PACKAGE_RUN.replace("pkg.algs.dqn", "pkg.algs.pg.ppo")})
+    for entry in ("proj/pkg/algs/dqn/run.py", "proj/pkg/algs/pg/ppo/run.py"):
+        result = convert_program(program(entry))
+        agent = result.modules["agent.py"].code
+        assert "DistributedDataParallel(self.net" in agent and "if is_main_process():" in agent
+    cli("convert", "proj/pkg/algs/dqn/run.py", "-o", "out/")
+    assert "DistributedDataParallel(self.net" in Path("out/pkg/algs/dqn/agent.py").read_text()
+    write({"plain/pkg/algs/dqn/run.py": OWN_PACKAGE_RUN, "plain/pkg/algs/dqn/agent.py": OWN_PACKAGE_AGENT,
+           "other/lib/__init__.py": "", "other/lib/algs/__init__.py": "", "other/lib/algs/dqn/__init__.py": "",
+           "other/lib/algs/dqn/run.py": OWN_PACKAGE_RUN, "other/pkg/algs/dqn/agent.py": OWN_PACKAGE_AGENT})
+    for entry in ("plain/pkg/algs/dqn/run.py", "other/lib/algs/dqn/run.py"):
+        assert [str(p.rel) for p in program(entry).parts] == ["run.py"]
+
+
 def test_a_module_of_a_project_folder_on_pythonpath_is_read_and_converted(monkeypatch):
     """ddpm-from-scratch (the thirteenth sweep, held out): `scripts/train_cifar.py`, run as its README
     says with `core/` on PYTHONPATH, imports `from datasets import get_loader` flat from `core/`.

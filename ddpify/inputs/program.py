@@ -306,13 +306,38 @@ def _located(root: Path, name: str, folders: dict[Path, cst.Call], aboves: dict[
         base, via, files = folder, call, lookups.files(folder, name)
     top = name.split(".")[0]
     if not files and not any(lookups.present(f, top) for f in (root, *folders)):
-        above = _above(root, top, aboves, lookups)  # not beside the entry at all: maybe above it
+        # not beside the entry at all: the entry's own package, or maybe above it
+        above = _own_package(root, top) or _above(root, top, aboves, lookups)
         if above is None:  # or in a folder of the project's on PYTHONPATH (`PYTHONPATH=core`)
             above = next((f for f in lookups.on_pythonpath(root) if not lookups.absent(f, top)
                           and ((f / top).is_dir() or (f / f"{top}.py").is_file())), None)
         if above is not None:
             base, via, files = above, None, lookups.files(above, name)
     return base, via, files
+
+
+def _own_package(root: Path, top: str) -> Path | None:
+    """The folder the package `top` is imported from where the entry's own folder lies in it: a
+    folder of that name with its `__init__.py` (a package, not a plain folder) holds the entry's
+    folder, and the folder above it is where `import top` finds it, however deep the entry lies (a
+    library's `rltorch/algs/q_learning/DDQN/run.py`, installed with its `setup.py` or run with
+    `PYTHONPATH=.`, does `from rltorch.algs.q_learning.DDQN.agent import DDQNAgent`; four folders up,
+    past `ABOVE`, with no mark of the project's root copied beside it), the folders between it and the
+    entry's with an `__init__.py` or without (`rltorch/algs/policy_gradients/` has none: a namespace
+    package inside a regular one, imported all the same). Not past the repository's top (`.git`).
+
+        before: rltorch/algs/q_learning/DDQN/run.py read alone ("no training loop found"): the agent's
+                Q network never wrapped, every process writing the logger's files and saving
+        after:  the agents, the replay and the logger read from the package: the network wrapped
+    """
+    folder = root
+    while folder.name.isidentifier() and folder.parent != folder:
+        if folder.name == top and (folder / "__init__.py").is_file():
+            return folder.parent
+        if (folder / ".git").exists():  # not past the repository's top
+            break
+        folder = folder.parent
+    return None
 
 
 def _on_pythonpath(root: Path, lookups: _Lookups) -> list[Path]:
