@@ -35,6 +35,14 @@ FORWARD = ("class Data:\n    def __init__(self):\n        self._train = DataLoad
            "    def run(self):\n        return self.loader\n")
 
 
+# a registry a class decorator fills (`@Reg.register` keeps the class in a dict by its name)
+DECORATED = ("class Reg:\n    record = dict()\n    @classmethod\n    def register(cls, obj):\n"
+            "        cls.record[obj.__name__] = obj\n        return obj\n    @classmethod\n    def get(cls, key):\n"
+            "        return cls.record.get(key, None)\n")
+
+WARM = "@Reg.register\nclass Warm(torch.optim.lr_scheduler.LambdaLR):\n    pass\n"  # a scheduler it registers
+
+
 def core(source: str) -> tuple[Facts, objects.Objects]:
     facts = Facts(parse_module(HEAD + NET + textwrap.dedent(source)))  # raises the recursion limit
     return facts, objects.of(facts)
@@ -265,6 +273,21 @@ def test_values_near_misses(source, expr):
     ("import importlib\nx = getattr(importlib.import_module('torch.optim.lr_scheduler'), name)(opt)\n", "x", None),
     ("import importlib\nx = getattr(importlib.import_module(pkg), name)(Net().parameters())\n", "x", None),
     ("x = table.__dict__[name](Net().parameters())\n", "x", None),
+    # a call of what a registry filled by a class decorator gives (`Register.get(name)(**cfg)`): of the kind of
+    # every class registered there, an optimizer where handed parameters and an optimizer class is among its
+    # entries (round 30's held-out integer flows, decision 0261)
+    (DECORATED + "@Reg.register\nclass Flow(nn.Module):\n    pass\n@Reg.register\nclass Flow2(Flow):\n    pass\n"
+     "x = Reg.get(name)(**cfg)\n", "x", objects.MODEL),
+    (DECORATED + WARM + "Reg.record['Adam'] = torch.optim.Adam\nnet = Net()\nx = Reg.get(name)(net.parameters(), lr=1)\n", "x",
+     objects.OPTIMIZER),
+    # near misses: a registry of data sets (of no kind: torch.utils.data's), of a model and a data set; a registry
+    # with no optimizer class handed parameters, or with one and handed none (the scheduler it builds)
+    (DECORATED + "@Reg.register\nclass Faces(torch.utils.data.Dataset):\n    pass\nx = Reg.get(name)(**cfg)\n", "x",
+     None),
+    (DECORATED + "@Reg.register\nclass Flow(nn.Module):\n    pass\n@Reg.register\nclass Faces(torch.utils.data.Dataset):\n"
+     "    pass\nx = Reg.get(name)(**cfg)\n", "x", None),
+    (DECORATED + WARM + "Reg.record['Adam'] = sorted\nnet = Net()\nx = Reg.get(name)(net.parameters(), lr=1)\n", "x", None),
+    (DECORATED + WARM + "Reg.record['Adam'] = torch.optim.Adam\nx = Reg.get(name)(opt, warmup=2)\n", "x", None),
 ])
 def test_kind(source, expr, kind):
     facts, flow = core(source)

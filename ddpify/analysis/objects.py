@@ -916,13 +916,12 @@ class Objects:
         `__iter__` (or `__next__`) hands out another object's: `yield next(self._iterator)`, `for b in
         self.loader: yield b`, `yield from self.loader`, `return iter(self.loader)` give the sites of
         `self._iterator` or `self.loader` (DomainBed's `InfiniteDataLoader`, whose `__init__` keeps
-        `iter(DataLoader(...))`). Empty for anything else."""
-        cls = self.constructs(site)
-        if cls is None:
-            return Sites()
+        `iter(DataLoader(...))`); of each class a registry's lookup may build (`Register.get(name)(**cfg)`,
+        `classes_built`). Empty for anything else."""
         f = self.facts
         found: list[Sites] = []
-        for method in [m for name in ("__iter__", "__next__") for m in f.method(cls, name)]:
+        for method in [m for cls in self.classes_built(site) for name in ("__iter__", "__next__")
+                       for m in f.method(cls, name)]:
             for call in f.calls_in(method):
                 if dotted(call.func) == "next" and call.args:
                     found.append(self.values(call.args[0].value))
@@ -960,13 +959,14 @@ class Objects:
         qualified = f.qualify(func) or ""
         cls = self._class_called(func)
         if cls is not None:
-            return LOADER if self.loader_class(cls) else OPTIMIZER if f.is_optimizer_class(cls) else \
-                MODEL if is_module_class(f, cls) else WRITER if self.logger_class(cls) else None
+            return self._class_kind(cls)
         module = f.looked_up_in(site) if callee is None else None
         if module is not None:
             return self._registry_kind(module)
         if site in self._optimizer_calls:  # a call of what holds an optimizer class (`OPTS[name](params)`)
             return OPTIMIZER
+        if callee is None and isinstance(func, cst.Call) and (looked_up := self._looked_up_kind(site)) is not None:
+            return looked_up
         if qualified == "torch.utils.data.DataLoader":
             return LOADER
         if qualified.startswith(WRITERS) or qualified.endswith(".SummaryWriter"):
@@ -978,6 +978,27 @@ class Objects:
                 head.startswith("torchvision.models") or qualified == "timm.create_model":
             return MODEL
         return None
+
+    def _class_kind(self, cls: cst.ClassDef) -> str | None:
+        """The kind of an instance of the program's class `cls`."""
+        f = self.facts
+        return LOADER if self.loader_class(cls) else OPTIMIZER if f.is_optimizer_class(cls) else \
+            MODEL if is_module_class(f, cls) else WRITER if self.logger_class(cls) else None
+
+    def _looked_up_kind(self, site: cst.Call) -> str | None:
+        """The kind of what a call of a registry's lookup builds (`Register.get(name)(**cfg)`, the
+        registry filled by a class decorator `@Register.register`, `Facts.classes_looked_up`): the
+        kind every class it may build is of; None where they are of none or of several (a registry of
+        loader wrappers, data sets and a scheduler). A data set or sampler class (a base of
+        `torch.utils.data`'s) is of none: `is_module_class` takes a library base for a module."""
+        kinds = {None if self._data_class(c) else self._class_kind(c) for c in self.classes_built(site)}
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def _data_class(self, cls: cst.ClassDef) -> bool:
+        """Does `cls` derive from a class of `torch.utils.data` (`Dataset`, `Sampler`), through the
+        program's own bases too?"""
+        f = self.facts
+        return any((f.qualify(base.value) or "").startswith("torch.utils.data.") for c in f.lineage(cls) for base in c.bases)
 
     @cached_property
     def _optimizer_calls(self) -> frozenset[cst.Call]:

@@ -2922,8 +2922,39 @@ class Facts:
         optimizer, its model found through the callers' arguments."""
         found = [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or not self.library_callee(c.func) and (
                  self._holds_optimizer_class(c.func) or any(self.is_optimizer_class(cls) for cls in self._instances_of(c))
-                 or self.looked_up_in(c) == "torch.optim" or self._configured_optimizer(c))]
+                 or self.looked_up_in(c) == "torch.optim" or self._configured_optimizer(c)
+                 or self._registered_optimizer(c))]
         return [c for c in found if not self._builds_optimizer_inside(c, found)]
+
+    def _registered_optimizer(self, call: cst.Call) -> bool:
+        """`Register.get(name)(model.parameters(), **cfg)`: a call of what a registry filled by a class
+        decorator gives (`_registered_classes`), handed a model's parameters first, where an optimizer
+        class is among its entries: a class the decorator registers that derives from one, or one the
+        program stores into the registry's table by item (`Register.record['Adamax'] = Adamax`). The
+        same lookup builds the loaders and the scheduler, which are not handed parameters; a registry
+        with no optimizer class among its entries builds none."""
+        func = call.func
+        if not isinstance(func, cst.Call) or not call.args or call.args[0].keyword or call.args[0].star \
+                or parameters_of(call.args[0].value) is None or not isinstance(func.func, cst.Attribute) \
+                or func.func.attr.value.startswith("register") or not dotted(func.func.value):
+            return False
+        registry = (dotted(func.func.value) or "").rpartition(".")[2]
+        if registry not in self._decorated_into:
+            return False
+        return any(self.is_optimizer_class(c) for c in self._decorated_into[registry]) or any(
+            isinstance(v, (cst.Name, cst.Attribute)) and mt.is_optimizer(self.qualify(v), cst.Call(func=v))
+            for v in self._stored_into_registry.get(registry, ()))
+
+    @cached_property
+    def _stored_into_registry(self) -> dict[str, list[cst.BaseExpression]]:
+        """The values the program stores by item into a table of a class, by the class's last name
+        (`Register.record['Adamax'] = Adamax`: `{"Register": [Adamax]}`)."""
+        index: dict[str, list[cst.BaseExpression]] = defaultdict(list)
+        for target, value, _ in self.assigns:
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute) \
+                    and dotted(target.value.value) and not mt.is_name(target.value.value, "self"):
+                index[(dotted(target.value.value) or "").rpartition(".")[2]].append(value)
+        return index
 
     def _configured_optimizer(self, call: cst.Call) -> bool:
         """`Optim(model.parameters(), **params)` where `Optim = getattr(importlib.import_module(module),
