@@ -321,10 +321,31 @@ def _passing_generator(facts: Facts, value: cst.BaseExpression, consumed: set[cs
 
 
 def _consumed_in_training(facts: Facts) -> set[cst.FunctionDef]:
-    """The generator functions (a `yield` of their own) that a function that trains calls."""
+    """The generator functions (a `yield` of their own) that a function that trains calls, or whose
+    generator, kept in an attribute, a loader wrapper's `__next__` draws from where training draws
+    from the wrapper (`self.iter = cycle(self.loader)` in `CommonDataLoader.__init__`, `next(self.iter)`
+    in its `__next__`, `next(self.trainloader)` in the trainer's step loop: `_wrapper_drawing`)."""
     generators = {facts.scope(y) for y in facts.findall(facts.module, cst.Yield)}
+    drawing = _wrapper_drawing(facts)
     return {g for g in generators if isinstance(g, cst.FunctionDef)
-            and any(facts.trains(facts.scope(c)) for c in facts.call_sites(g))}
+            and any(facts.trains(facts.scope(c)) or c in drawing for c in facts.call_sites(g))}
+
+
+def _wrapper_drawing(facts: Facts) -> set[cst.CSTNode]:
+    """The calls whose values, bound to `self.x`, the `__next__` of a class of the program draws from
+    with `next(self.x)`, where a function that trains draws from an instance of that class with
+    `next()` (the class's instance built however `Objects.classes_built` sees it: a registry's
+    `Register.get(name)(**cfg)` included)."""
+    flow = objects.of(facts)
+    classes = {cls for call in facts.calls_named("next") if call.args and dotted(call.func) == "next"
+               and isinstance(scope := facts.scope(call), cst.FunctionDef) and facts.trains(scope)
+               for site in flow.values(call.args[0].value) for cls in flow.classes_built(site)}
+    found: set[cst.CSTNode] = set()
+    for method in [m for cls in classes for m in facts.method(cls, "__next__")]:
+        for call in facts.calls_in(method):
+            ref = facts.ref(call.args[0].value) if dotted(call.func) == "next" and call.args else None
+            found.update(value for value, _ in (_bindings(facts, ref) if ref is not None else ()))
+    return found
 
 
 def _generated(facts: Facts, consumed: set[cst.FunctionDef]):

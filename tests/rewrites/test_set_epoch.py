@@ -1807,6 +1807,63 @@ def test_a_loop_drawing_from_a_generator_that_passes_over_the_loader_is_no_epoch
     assert "TODO" not in out and out.count("end_epoch()") == 1
 
 
+# a loader wrapper keeping a generator over its loader (`cycle`) that its `__next__` draws from; the trainer draws
+# from the wrapper with `next()` (round 30's held-out integer flows' `CommonDataLoader`, decision 0261)
+WRAPPED_CYCLE = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def cycle(dl):
+    while True:
+        for data in dl:
+            yield data
+
+
+class Endless:
+    def __init__(self, n):
+        self.loader = DataLoader(TensorDataset(torch.randn(n, 2), torch.randn(n, 1)), batch_size=4, shuffle=True)
+        self.iter = cycle(self.loader)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self.iter)
+
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+batches = Endless(8)
+
+
+def train(steps):
+    for iteration in range(steps):
+        x, y = next(batches)
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+
+
+train(6)
+"""
+
+
+def test_a_generator_a_loader_wrapper_draws_from_where_training_draws_from_the_wrapper_passes_the_epochs():
+    """Round 30's held-out integer flows (decision 0261): `CommonDataLoader.__init__` keeps
+    `self.iter = cycle(self.loader)`, its `__next__` returns `next(self.iter)`, the trainer's step
+    loop draws `next(self.trainloader)`. The generator was consumed by no function that trains (its
+    call is in `__init__`), so each pass drew the first epoch's order (self-check: same-order). Each
+    round of the generator's loop is an epoch, as for a generator the training calls. Near miss: the
+    same wrapper drawn only by a function that does not train (an evaluation) keeps its generator bare."""
+    out = only(NAME, WRAPPED_CYCLE)
+    assert "        set_epoch(dl)\n        for data in dl:\n            yield data\n        end_epoch()\n" in out
+    evaluated = WRAPPED_CYCLE.replace("        opt.zero_grad()\n        ((model(x) - y) ** 2).mean().backward()\n"
+                                      "        opt.step()\n", "        print(model(x).mean().item())\n")
+    assert "backward" not in evaluated
+    assert "set_epoch(dl)" not in only(NAME, evaluated)
+
+
 # a trainer registry: the base class's `train()` runs the epochs and calls `self.train_epoch(epoch)`,
 # whose override in one subclass passes over loaders only that subclass sets, through the base's
 # generator over a progress bar (`self.progress(zip(...))`); the other subclass has none of them
