@@ -64,6 +64,16 @@ PAIRS = "ds = []\nfor t in range(2):\n    ds.append((DataLoader([1]), DataLoader
 
 @pytest.mark.parametrize("source, expr, made", [
     ("m = Net()\nm = m.to('cpu')\n", "m", {"Net()"}),  # a method that returns its object
+    # a dict built from keywords: its items, and a Munch's read as attributes (StarGAN v2 templates, decision 0261)
+    ("from munch import Munch\nnets = Munch(g=Net(), d=nn.Linear(2, 2))\nm = nets.g\n", "m", {"Net()"}),
+    ("from munch import Munch\ndef build():\n    return Munch(g=Net(), d=nn.Linear(2, 2)), None\n"
+     "nets, ema = build()\nfor k in nets.keys():\n    m = nets[k]\n", "m",
+     {"Net()", "nn.Linear(2, 2)", "Munch(g=Net(), d=nn.Linear(2, 2))"}),  # (an item by any key: the container too)
+    ("from easydict import EasyDict\nloaders = EasyDict(train=DataLoader([1]), test=DataLoader([2]))\n"
+     "m = loaders.test\n", "m", {"DataLoader([2])"}),
+    ("from munch import Munch\nopts = Munch()\nfor k in ['a']:\n    opts[k] = torch.optim.Adam(Net().parameters())\n"
+     "m = opts.a\n", "m", {"torch.optim.Adam(Net().parameters())"}),  # stored by item into an empty one
+    ("d = dict(train=DataLoader([1]))\nm = d['train']\n", "m", {"DataLoader([1])"}),
     ("def build():\n    return Net()\nm = build()\n", "m", {"Net()"}),  # a helper's return
     ("m, o = Net(), 1\n", "m", {"Net()"}),  # unpacking a literal tuple
     ("class S:\n    def build(self):\n        self.G = Net()\n    def run(self):\n        return self.G\n",

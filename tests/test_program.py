@@ -2387,6 +2387,129 @@ def test_a_call_of_what_a_decorator_filled_registry_gives_builds_any_class_it_re
     assert "DistributedDataParallel(" not in convert_program(program()).modules["trainer.py"].code
 
 
+MUNCH_OF_NETS = {"train.py": """\
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from solver import Solver
+
+    loader = DataLoader(TensorDataset(torch.randn(32, 2)), batch_size=4, shuffle=True)
+    Solver(lr=0.01).train(loader, 2)
+    """, "solver.py": """\
+    import torch
+    from munch import Munch
+
+    from models.build import build_model
+
+
+    def compute_d_loss(nets, x):
+        with torch.no_grad():
+            fake = nets.generator(x)
+        return torch.nn.functional.softplus(-nets.discriminator(x)).mean() + \
+            torch.nn.functional.softplus(nets.discriminator(fake)).mean()
+
+
+    def compute_g_loss(nets, x):
+        return torch.nn.functional.softplus(-nets.discriminator(nets.generator(x))).mean()
+
+
+    def moving_average(model, model_ema, beta):
+        for param, param_ema in zip(model.parameters(), model_ema.parameters()):
+            param_ema.data = torch.lerp(param.data, param_ema.data, beta)
+
+
+    class Solver:
+        def __init__(self, lr):
+            self.nets, self.nets_ema = build_model()
+            self.optims = Munch()
+            for net in self.nets.keys():
+                self.optims[net] = torch.optim.Adam(params=self.nets[net].parameters(), lr=lr)
+
+        def zero_grad(self):
+            for optimizer in self.optims.values():
+                optimizer.zero_grad()
+
+        def train(self, loader, epochs):
+            nets = self.nets
+            optims = self.optims
+            for epoch in range(epochs):
+                for x, in loader:
+                    d_loss = compute_d_loss(nets, x)
+                    self.zero_grad()
+                    d_loss.backward()
+                    optims.discriminator.step()
+                    g_loss = compute_g_loss(nets, x)
+                    self.zero_grad()
+                    g_loss.backward()
+                    optims.generator.step()
+                    moving_average(nets.generator, self.nets_ema.generator, 0.999)
+            torch.save({name: net.state_dict() for name, net in self.nets.items()}, "nets.pth")
+    """, "models/build.py": """\
+    import copy
+
+    import torch
+    from munch import Munch
+
+
+    class Generator(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Discriminator(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def build_model():
+        generator = Generator()
+        discriminator = Discriminator()
+        generator_ema = copy.deepcopy(generator)
+        nets = Munch(generator=generator, discriminator=discriminator)
+        nets_ema = Munch(generator=generator_ema)
+        return nets, nets_ema
+    """}
+
+
+def test_networks_kept_in_a_munch_that_a_loop_over_its_keys_gives_optimizers_are_synced_items():
+    """Round 30's held-out StarGAN template (decision 0261): `build_model()` returns a `Munch` (a dict
+    read by attribute too) of networks, `self.nets, self.nets_ema = build_model()`, and the solver
+    makes one Adam per key (`for net in self.nets.keys(): self.optims[net] = Adam(params=self.nets[net]
+    .parameters())`); the losses read `nets.discriminator(x)`. A dict built from keywords was no
+    container of the object core, so no model was found: nothing wrapped, the loader left whole. Each
+    item is synced where its optimizer is built, and the loader sharded. Near miss: a Munch of two
+    networks only one of which trains (`Adam(self.nets.generator.parameters())`): that one is wrapped
+    where it is made, before the Munch that keeps it, with no warning that `munch` is code ddpify cannot
+    see; the other stays bare."""
+    write(MUNCH_OF_NETS)
+    result = convert_program(program())
+    solver = result.modules["solver.py"].code
+    assert "            self.nets[net] = sync_gradients(self.nets[net])\n" in solver
+    assert "shard_loader(" in result.code or "DistributedSampler(" in result.code
+    one = dict(MUNCH_OF_NETS, **{"solver.py": textwrap.dedent(MUNCH_OF_NETS["solver.py"]).replace(
+        "        self.optims = Munch()\n        for net in self.nets.keys():\n"
+        "            self.optims[net] = torch.optim.Adam(params=self.nets[net].parameters(), lr=lr)\n",
+        "        self.optims = Munch(generator=torch.optim.Adam(self.nets.generator.parameters(), lr=lr))\n").replace(
+        "                d_loss = compute_d_loss(nets, x)\n                self.zero_grad()\n"
+        "                d_loss.backward()\n                optims.discriminator.step()\n", "")})
+    assert "discriminator.step" not in one["solver.py"] and "nets.generator.parameters()" in one["solver.py"]
+    write(one)
+    result = convert_program(program())
+    build = result.modules["models/build.py"]
+    assert "    generator = DistributedDataParallel(generator, device_ids=device_ids(generator))\n" \
+           "    nets = Munch(generator=generator, discriminator=discriminator)\n" in build.code
+    assert "discriminator = DistributedDataParallel" not in build.code
+    assert not [c for c in build.changes if "munch" in c.message]
+
+
 SCHEDULED = """\
     import torch
     from torch.utils.data import DataLoader, TensorDataset

@@ -1797,7 +1797,8 @@ def _found_as_items(facts: Facts, wrapped: list[Model], untraced: list[cst.CSTNo
         in_comprehension = _picked_by_comprehension(receiver, optimizer, facts)
         if container is None or not (in_comprehension or _picked_by_loop(facts, receiver, optimizer)
                                      or _displayed_key(facts, container, receiver)) \
-                or not _filled_with_modules(facts, container, facts.ref(receiver.value)):
+                or not (_filled_with_modules(facts, container, facts.ref(receiver.value))
+                        or _holds_modules(facts, receiver.value)):
             continue
         model = Model(facts.code(receiver), stmt, stmt, before_anchor=True, synced=facts.code(receiver), item=True,
                       inline=receiver if in_comprehension else None)  # the key is the comprehension's: synced in place
@@ -1928,10 +1929,11 @@ def _filled_with_modules(facts: Facts, container: str, ref: Ref | None = None) -
 def _holds_modules(facts: Facts, container: cst.BaseExpression) -> bool:
     """Is every object `container` may hold a container the program fills with modules it builds,
     as the object core follows it (`ensemble.members` of a plain class's `self.members =
-    [Net() for _ in range(n)]`, the ensemble handed to a runner that builds the optimizers)?"""
+    [Net() for _ in range(n)]`, the ensemble handed to a runner that builds the optimizers; `self.nets`
+    of `self.nets, self.nets_ema = build_model(args)`, whose `nets = Munch(generator=generator, ...)`)?"""
     core = objects.of(facts)
     sites = core.values(container)
-    return bool(sites) and all(isinstance(site, objects.CONTAINERS) and (held := core.elements(site))
+    return bool(sites) and all(core.is_container(site) and (held := core.elements(site))
                                and all(isinstance(e, cst.Call) and builds_module(facts, e) for e in held)
                                for site in sites)
 
@@ -2677,12 +2679,19 @@ def _puts(stmt: cst.CSTNode, name: str) -> bool:
 
 def _collects(stmt: cst.CSTNode, name: str) -> bool:
     """`nets = [net_a, net_b]`: an alias in a container, which would keep the bare model if the
-    wrap came after it."""
+    wrap came after it; also a dict built from keywords (`nets = Munch(generator=generator, ...)`,
+    `dict(generator=generator)`: `objects.KEYWORD_DICTS`)."""
     assign = mt.sole(stmt, cst.Assign)
+    if assign is not None and isinstance(assign.value, cst.Call) and \
+            (dotted(assign.value.func) or "").rpartition(".")[2] in _KEYWORD_DICT_NAMES:
+        return any(a.keyword is not None and dotted(a.value) == name for a in assign.value.args)
     if assign is None or not isinstance(assign.value, (cst.List, cst.Tuple, cst.Set, cst.Dict)):
         return False
     elements = assign.value.elements
     return any(dotted(e.value) == name for e in elements)
+
+
+_KEYWORD_DICT_NAMES = frozenset(q.rpartition(".")[2] for q in objects.KEYWORD_DICTS)  # (as written: `Munch`, `dict`)
 
 
 def _neutral(facts: Facts, stmt: cst.CSTNode, name: str) -> bool:

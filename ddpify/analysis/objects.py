@@ -63,6 +63,11 @@ WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter"
            "tensorflow.summary.FileWriter", "tensorflow.compat.v1.summary.FileWriter", "tensorboard_logger.Logger",
            "visdom.Visdom")  # a visdom client draws on a server every process would send to
 CONTAINERS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+# dicts built from keywords (`Munch(generator=g, discriminator=d)`, `dict(train=loader)`, an empty `Munch()` filled
+# by key): a container whose items are the keywords' values; those of ATTRIBUTE_DICTS read them as attributes too
+# (`nets.generator`). StarGAN v2 templates keep their networks and loaders so (decision 0261).
+ATTRIBUTE_DICTS = frozenset({"munch.Munch", "munch.DefaultMunch", "easydict.EasyDict", "addict.Dict", "box.Box"})
+KEYWORD_DICTS = ATTRIBUTE_DICTS | {"dict"}
 
 Sites = frozenset
 
@@ -211,7 +216,7 @@ class Objects:
                 while clause is not None:
                     held = _dict_values_bound(clause.target, clause.iter)
                     if held is not None and mt.is_name(held[0], name.value):
-                        return Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s}
+                        return Sites().union(*(self.elements(s) if self.is_container(s) else {s}
                                                for s in self.values(held[1])))
                     if mt.is_name(clause.target, name.value):
                         return Sites().union(*(self.elements(s) for s in self.values(clause.iter)))
@@ -232,7 +237,7 @@ class Objects:
         """`self.models + [self.discriminator]`: the containers joined, when one side is a container
         (a number, a string or a tensor added is no object the program tracks)."""
         sides = self.values(expr.left) | self.values(expr.right)
-        return sides if any(isinstance(s, CONTAINERS) for s in sides) else Sites()
+        return sides if any(self.is_container(s) for s in sides) else Sites()
 
     def _call(self, call: cst.Call) -> Sites:
         f = self.facts
@@ -240,6 +245,8 @@ class Objects:
         if isinstance(func, cst.Attribute) and f.self_returning(call):  # (a program's `trainer.train(net)`: its returns)
             return self.values(func.value)
         qualified = f.qualify(func) or dotted(func)
+        if self.keyword_dict(call):  # `Munch(generator=g, discriminator=d)`: a container of its own
+            return Sites({call})
         if qualified in ADAPTERS or (dotted(func) or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
             return Sites().union(*(self.values(a) for a in mt.iterated(call)))  # (`tqdm(iterable=loader)`)
         if qualified == "getattr" and len(call.args) >= 2:
@@ -319,6 +326,8 @@ class Objects:
         trainer that keeps it): what the display holds under that key. None otherwise (a key no
         display has, a `**` splat, a container of another kind)."""
         containers = self.values(expr.value)
+        if containers and all(self.keyword_dict(c) for c in containers):  # `dict(train=loader)["train"]`
+            return Sites().union(*(self._keyword_item(c, key) for c in containers if isinstance(c, cst.Call)))
         if not containers or not all(isinstance(c, cst.Dict) and all(
                 isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in c.elements)
                 for c in containers):
@@ -464,6 +473,8 @@ class Objects:
             for cls in self.classes_built(site):
                 found |= self.ref_values(Ref(f._root_class(cls), f"self.{expr.attr.value}"))
             found |= self._namedtuple_field(site, expr.attr.value)
+            if self.keyword_dict(site) and (f.qualify(site.func) or "") in ATTRIBUTE_DICTS:  # `nets.generator`
+                found |= self._keyword_item(site, expr.attr.value)
             if isinstance(site, cst.ClassDef):  # `config.MODELS` of `class CONFIG: MODELS = [Net()]`
                 found |= Sites().union(*(self.values(value) for target, value, stmt in f.assigns
                                          if mt.is_name(target, expr.attr.value) and f.enclosing_class(stmt) is site
@@ -475,6 +486,14 @@ class Objects:
             if target is not expr and self.values(target.value) & held:  # `args.train_loader, args.val_loader = make(args)`
                 found |= Sites().union(*(self._element_at(s, i) for s in self.values(value)))
         return found
+
+    def _keyword_item(self, site: cst.Call, key: str) -> Sites:
+        """What a dict built from keywords holds under `key`: that keyword's value, or, where no keyword
+        names it, what the program stores into it by item (`optims[net] = Adam(...)` of `optims = Munch()`)."""
+        named = [a.value for a in site.args if a.keyword is not None and a.keyword.value == key]
+        if named:
+            return Sites().union(*(self.values(v) for v in named))
+        return Sites().union(*(self.values(v) for ref in self._bound.get(site, []) for v in self._stored_by_item.get(ref, ())))
 
     def _converted_option(self, parsed: cst.Call, dest: str) -> Sites:
         """`args.model` of `args = parser.parse_args()` where that parser's option `--model` has a
@@ -671,7 +690,7 @@ class Objects:
         for loop in self.facts.loops_binding(ref):  # `for i, (train, test) in enumerate(pairs):`
             found |= Sites().union(*(self._bound_in(pattern, items, ref) for pattern, items in self._loop_items(loop)))
         for held in self._item_loops.get(ref, ()):  # `for k, v in self.writers.items():`
-            found |= Sites().union(*(self.elements(s) if isinstance(s, CONTAINERS) else {s} for s in self.values(held)))
+            found |= Sites().union(*(self.elements(s) if self.is_container(s) else {s} for s in self.values(held)))
         for value, path in f._unpacking.get(ref, ()):  # `model, opt = torch.load(f)`: made by the load
             if not f._unpacked(value, path):
                 sites = self.values(value)
@@ -725,7 +744,7 @@ class Objects:
         if isinstance(site, (cst.Tuple, cst.List)) and -len(site.elements) <= i < len(site.elements) \
                 and not any(isinstance(e, cst.StarredElement) for e in site.elements):
             return self.values(site.elements[i].value)
-        return self.elements(site) if isinstance(site, CONTAINERS) else Sites({site})
+        return self.elements(site) if self.is_container(site) else Sites({site})
 
     def _property_values(self, ref: Ref) -> Sites:
         """`self.x` of a class of the program that defines `x` as a property (`@property def
@@ -799,7 +818,37 @@ class Objects:
             return self.values(site.elt)
         if isinstance(site, cst.DictComp):
             return self.values(site.value)
+        if self.keyword_dict(site):  # `Munch(generator=g, ...)`: the keywords' values, and what is stored by key
+            assert isinstance(site, cst.Call)
+            stored = [v for ref in self._bound.get(site, []) for v in self._stored_by_item.get(ref, ())]
+            return Sites().union(*(self.values(a.value) for a in site.args if a.keyword is not None),
+                                 *(self.values(v) for v in stored))
         return Sites()
+
+    def keyword_dict(self, site: cst.CSTNode) -> bool:
+        """Is `site` a dict built from keywords (`Munch(generator=g)`, `dict(train=loader)`, an empty
+        `Munch()`: `KEYWORD_DICTS`)? A container: its items are the keywords' values."""
+        if not isinstance(site, cst.Call) or any(a.star for a in site.args) or \
+                any(a.keyword is None for a in site.args):
+            return False
+        qualified = self.facts.qualify(site.func) or dotted(site.func)
+        return qualified in ATTRIBUTE_DICTS or qualified == "dict" and bool(site.args)
+
+    def is_container(self, site: cst.CSTNode) -> bool:
+        """A container site: a display, a comprehension, or a dict built from keywords."""
+        return isinstance(site, CONTAINERS) or self.keyword_dict(site)
+
+    @cached_property
+    def _stored_by_item(self) -> dict[Ref, list[cst.BaseExpression]]:
+        """`d[k] = v`, any key: for each container name, the values stored into it by item."""
+        f = self.facts
+        index: dict[Ref, list[cst.BaseExpression]] = defaultdict(list)
+        for target, value, stmt in f.assigns:
+            if isinstance(target, cst.Subscript) and dotted(target.value) and not isinstance(stmt, cst.AugAssign):
+                ref = f.ref(target.value, stmt)
+                if ref is not None:
+                    index[ref].append(value)
+        return index
 
     @cached_property
     def unpacked_names(self) -> dict[str, list[tuple[cst.BaseExpression, cst.BaseExpression, cst.CSTNode]]]:

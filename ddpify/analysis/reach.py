@@ -86,6 +86,8 @@ def unseen(analysis: Analysis, program: Program) -> Iterator[tuple[cst.CSTNode, 
             continue  # (cheap tests first: most calls go to torch, builtins, methods, the program)
         if (name or "").rpartition(".")[2] in mt.ITERATION_WRAPPERS:
             continue  # an iterator adapter (`bar.track(loader)`: rich's progress) hands out what it is given
+        if qualified in objects.KEYWORD_DICTS:
+            continue  # a dict with attribute access (`Munch(generator=generator)`): it holds what it is given
         handed = _training_arguments(facts, refs, call)
         if not handed or _own_method(facts, refs, call) or outside and _schedule_of_optimizers(facts, refs, call):
             continue
