@@ -62,6 +62,7 @@ class Model:
     item: bool = False  # synced: an item of a container of modules, picked where its optimizer is built (`nets[net]`)
     held: bool = False  # synced: `synced` reads or loads the state dict of the module that holds it as `self.x`
     copied: bool = False  # synced: `synced` is a deep copy of it that gradients are taken through
+    again: bool = False  # synced: `synced` is a backward through a forward of it that an earlier backward came after
     # item: what holds it in its optimizer's call (`m` of `m.parameters()`, a loop variable; `ema.model`, an attribute
     # of an object that is no model, `_held_unnamed`; `nets[k]`, picked by a comprehension's key)
     inline: cst.Name | cst.Attribute | cst.Subscript | None = None
@@ -252,6 +253,67 @@ def _settle_sync(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Model
     state = _holders_state_read(facts, model) if not model.synced and model.dataparallel is None else None
     if state is not None:  # `torch.save(vae.state_dict(), path)` of the module whose `self.encoder` it is
         model.synced, model.held = facts.code(state), True
+    again = _backward_again(facts, calls, models, model) if not model.synced and model.dataparallel is None else None
+    if again is not None:  # SAC's critic: the actor's backward through its second forward, then its own loss's
+        model.synced, model.again = facts.code(again), True
+
+
+def _backward_again(facts: Facts, calls: list[tuple[cst.Call, bool]], models: Models, model: Model) -> cst.Call | None:
+    """A backward pass through a forward of `model` that an earlier backward of the same function
+    came after (`q_1 = self.qf_1(s, a)`, `q_new = self.qf_1(s, actor(s))`, `actor_loss.backward()`
+    through `q_new`, then `qf_1_loss.backward()` through `q_1`): DistributedDataParallel averages the
+    gradients of the first backward after its last forward only, and this one's stay each process's
+    own (round 30's held-out SAC: its critics differed after their second step; decision 0261). The
+    later backward, or None. A loss is followed through the names the function binds before it,
+    not through `.detach()`; a backward whose forwards all come after the earlier backward (a GAN's
+    generator step, `D(G(z))` after the discriminator's backward) is reduced by its own forward."""
+    own = _own_refs(models.refs, model)
+    forwards: dict[cst.FunctionDef, list[cst.Call]] = defaultdict(list)
+    for call, without_grad in calls:
+        scope = facts.scope(call)
+        if not without_grad and dotted(call.func) and isinstance(scope, cst.FunctionDef) \
+                and _holds_own(facts, models.refs, own, call.func) is not None:
+            forwards[scope].append(call)
+    for func, made in forwards.items():
+        if len(made) < 2:
+            continue
+        backwards = [(c, c.func.value) for c in facts.calls_of(func)
+                     if isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"]
+        reached = [(b, _forwards_reached(facts, loss, func, b, frozenset(made))) for b, loss in backwards]
+        reached = sorted([(b, r) for b, r in reached if r], key=lambda pair: facts.spans[pair[0]][0])
+        for i, (later, through) in enumerate(reached):
+            for earlier, _ in reached[:i]:
+                if all(facts.before(f, earlier) for f in through) and not any(
+                        facts.before(earlier, f) and facts.before(f, later) for f in made):
+                    return later
+    return None
+
+
+def _forwards_reached(facts: Facts, expr: cst.BaseExpression, func: cst.FunctionDef, at: cst.CSTNode,
+                      made: frozenset[cst.Call], depth: int = 8) -> set[cst.Call]:
+    """The calls of `made` whose outputs `expr` may be computed from, through the names `func` binds
+    before `at` (each binding of a name there), not through `.detach()` or `.item()`."""
+    found: set[cst.Call] = set()
+    names: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in ("detach", "item"):
+            continue
+        if isinstance(node, cst.Call) and node in made:
+            found.add(node)
+        if isinstance(node, cst.Name) or isinstance(node, cst.Attribute) and mt.is_name(node.value, "self"):
+            names.append(node)
+            continue
+        stack.extend(node.children)
+    if depth <= 0:
+        return found
+    refs = {r for n in names if (r := facts.ref(n)) is not None}
+    for target, value, stmt in facts.assigns if refs else ():
+        if facts.scope(stmt) is func and facts.before(stmt, at) and \
+                any(facts.ref(t, stmt) in refs for t, _ in unpacking_paths(target)):
+            found |= _forwards_reached(facts, value, func, stmt, made, depth - 1)
+    return found
 
 
 def _holders_state_read(facts: Facts, model: Model) -> cst.Call | None:

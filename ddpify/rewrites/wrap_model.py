@@ -745,6 +745,9 @@ def _sync(edits: Edits, model: Model, backward: bool = True) -> None:
            f"`{name}` is deep-copied and gradients are taken through the copy (`{model.synced}`): a copy of a "
            f"DistributedDataParallel wrapper would be a wrapper, which has none of the model's own methods, and no "
            f"wrapper averages the gradients taken through it" if model.copied else
+           f"`{name}` runs more than once before a backward through an earlier run of it (`{model.synced}`, after "
+           f"another backward since): DistributedDataParallel averages the gradients of the first backward after "
+           f"its last forward only, and this one's would stay each process's own" if model.again else
            f"`{name}` hands a parameter of a sub-module to a call outside its forward in training "
            f"(`{model.synced}`, beside `{name}(...)`): DistributedDataParallel would see it get its gradient outside "
            f"its forward (with find_unused_parameters, for a sub-module the forward never runs, it stops: \"marked "

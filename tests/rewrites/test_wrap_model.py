@@ -9066,3 +9066,60 @@ def test_a_model_put_into_a_dict_by_key_is_wrapped_before_the_put():
         "self.models, self.optimizers, self.sizes = [], [], []", "self.models, self.optimizers, self.sizes, self.nets = [], [], [], {}")
     out = only(NAME, code)
     assert "            model = DistributedDataParallel(model, device_ids=device_ids(model))\n            self.nets[i] = model\n" in out
+
+# an agent whose critic runs twice a step: its own loss, and inside the actor's loss (a SAC update), the actor's
+# backward before the critic's own
+TWICE_RUN_CRITIC = """\
+import torch
+
+
+class Agent:
+    def __init__(self):
+        self.actor = torch.nn.Linear(3, 1)
+        self.critic = torch.nn.Linear(4, 1)
+        self.actor_optimizer = torch.optim.Adam(self.actor.parameters(), lr=1e-3)
+        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=1e-3)
+
+    def update(self, state, action, target):
+        q_pred = self.critic(torch.cat([state, action], 1))
+        new_action = self.actor(state)
+        q_new = self.critic(torch.cat([state, new_action], 1))
+        critic_loss = torch.nn.functional.mse_loss(q_pred, target.detach())
+        actor_loss = -q_new.mean()
+        self.actor_optimizer.zero_grad()
+        actor_loss.backward()
+        self.actor_optimizer.step()
+        self.critic_optimizer.zero_grad()
+        critic_loss.backward()
+        self.critic_optimizer.step()
+
+
+agent = Agent()
+for step in range(4):
+    agent.update(torch.randn(8, 3), torch.randn(8, 1), torch.randn(8, 1))
+"""
+
+
+def test_a_model_run_twice_whose_earlier_run_a_later_backward_goes_through_is_synced():
+    """Round 30's held-out SAC (decision 0261): each critic runs for its own loss and, on other
+    inputs, inside the actor's loss; the actor's backward comes first, then the critic's own. DDP
+    averages the gradients of the first backward after its last forward only: the critic's own
+    gradients stayed each process's, and the wrapped critics differed after their second step (a
+    torchrun probe of the shape: equal with one backward, apart with both). Such a model is synced:
+    every backward's gradients averaged. Near misses: the actor stays wrapped; the critic's own
+    forward run again after the actor's backward (as a GAN's generator step runs `D(G(z))` after the
+    discriminator's backward) leaves it wrapped; and so does a loss read through `.detach()` only."""
+    result = rewritten(NAME, TWICE_RUN_CRITIC)
+    assert "self.critic = sync_gradients(self.critic)" in result.code
+    assert "self.actor = DistributedDataParallel(self.actor, device_ids=device_ids(self.actor))" in result.code
+    said = [c.message for c in result.changes if "sync_gradients" in c.message]
+    assert len(said) == 1 and "(`critic_loss.backward()`, after another backward since)" in said[0]
+    rerun = TWICE_RUN_CRITIC.replace(
+        "        self.critic_optimizer.zero_grad()\n",
+        "        q_pred = self.critic(torch.cat([state, action], 1))\n"
+        "        critic_loss = torch.nn.functional.mse_loss(q_pred, target.detach())\n"
+        "        self.critic_optimizer.zero_grad()\n")
+    assert "self.critic = DistributedDataParallel(self.critic" in rewritten(NAME, rerun).code
+    detached = TWICE_RUN_CRITIC.replace("actor_loss = -q_new.mean()", "actor_loss = -q_new.detach().mean() * new_action.mean()")
+    assert "self.critic = DistributedDataParallel(self.critic" in rewritten(NAME, detached).code
+
