@@ -549,7 +549,9 @@ PENALTY_HINT = (
     "gradient in a step: a backward reached only some of the parameters its forward used, as a gradient "
     "penalty's does (torch.autograd.grad(..., create_graph=True) through the model, then backward): tie "
     "its gradients to every parameter, penalty_gradients(model, torch.autograd.grad(...)) (from "
-    "ddpify_runtime)")
+    "ddpify_runtime); or the forward returns outputs the loss never reads (a dict or object of intermediate "
+    "results, one item read): build DistributedDataParallel with static_graph=True where the same parameters "
+    "go without gradient every step, or have forward return only what the loss reads")
 
 
 def _install_excepthook() -> None:

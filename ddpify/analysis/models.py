@@ -962,6 +962,41 @@ def _forwards(facts: Facts, models: Models) -> Iterator[tuple[cst.Call, Model]]:
             yield call, model
 
 
+def partly_read(facts: Facts, models: Models, model: Model) -> list[tuple[cst.Call, cst.Call | cst.Subscript]]:
+    """(forward, pick) for each training forward of `model` whose value, bound to a name, the step reads
+    by picking an item of it (`out = self.model(x)`, then `pred = out.get("pred")` or `out["pred"]`): the
+    forward may return more than the loss reads (round 30's forecasting notebook: a dict of every
+    intermediate result of the encoder and decoder, `pred` alone read; decision 0261). DDP that finds
+    unused parameters takes every parameter those outputs were computed from for used, and waits for
+    its gradient."""
+    found: list[tuple[cst.Call, cst.Call | cst.Subscript]] = []
+    for call, held in _forwards(facts, models):
+        if held is not model and held not in model.rebuilds:
+            continue
+        assign = facts.parent(call)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            continue
+        ref = facts.ref(assign.targets[0].target, assign)
+        scope = facts.scope(call)
+        if ref is None:
+            continue
+        for name in facts.names:
+            if name.value != ref.name or facts.scope(name) is not scope or not facts.before(call, name) \
+                    or facts.ref(name) != ref:
+                continue
+            parent = facts.parent(name)
+            if isinstance(parent, cst.Subscript) and parent.value is name and len(parent.slice) == 1 \
+                    and isinstance(parent.slice[0].slice, cst.Index) and mt.string_value(parent.slice[0].slice.value):
+                found.append((call, parent))
+                break
+            picked = parent.attr.value if isinstance(parent, cst.Attribute) and parent.value is name else None
+            grand = facts.parent(parent) if picked == "get" and parent is not None else None
+            if isinstance(grand, cst.Call) and grand.func is parent and grand.args and mt.string_value(grand.args[0].value):
+                found.append((call, grand))
+                break
+    return found
+
+
 def _leaves_outputs_unread(facts: Facts, call: cst.Call, model: Model) -> bool:
     """`validity, _, _ = netD(x)`, `out, aux = model(x)` with `aux` never read, `model(x)[0]`:
     the parameters behind the other outputs get no gradient in that step. Where the model's

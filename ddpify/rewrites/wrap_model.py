@@ -182,7 +182,7 @@ import libcst as cst
 
 from ddpify.analysis import forward, fsdp, objects
 from ddpify.analysis.distributed import own_wraps
-from ddpify.analysis.models import (WRAPPER, bare_tensors, builds_module, differentiated_copies, dry_run,
+from ddpify.analysis.models import (WRAPPER, bare_tensors, builds_module, differentiated_copies, dry_run, partly_read,
                                    holds_wrapper, lazy_unwrapped, model_classes, penalties, weight_copies)
 from ddpify.syntax import matchers as mt
 from ddpify.syntax.facts import param_names, parameters_of
@@ -223,6 +223,7 @@ def rewrite(analysis: Analysis, edits: Edits, options: Options) -> None:
         if unused and not options.find_unused_parameters:
             edits.warn(model.anchor, f"{unused}: DDP is built with find_unused_parameters=True, since the "
                          "other parts may get no gradient in a step")
+        _warn_partly_read(facts, edits, models, model, bool(extra))
         wrap = f"{name} = DistributedDataParallel({name}, device_ids={ids}({name}){extra})\n"
         if model.empty:  # DDP refuses a module with no parameter to train
             wrap = f"if any(p.requires_grad for p in {name}.parameters()):\n    {wrap}"
@@ -631,6 +632,21 @@ def _sync_copies(facts: Facts, edits: Edits, model: Model) -> None:
                       "are averaged too (sync_gradients), or each process would step the model by its own",
                       needs_group=True)
         edits.add_import("ddpify_runtime", "sync_gradients")
+
+
+def _warn_partly_read(facts: Facts, edits: Edits, models: Models, model: Model, unused: bool) -> None:
+    """A warning at each training forward of a model DDP finds unused parameters of whose value the
+    step reads in part (`models.partly_read`: `pred = out.get("pred")`): the parameters behind the
+    unread outputs count as used, and DDP stops at the next step waiting for their gradients.
+    `unused`: DDP is built with find_unused_parameters=True."""
+    for call, pick in partly_read(facts, models, model) if unused else ():
+        edits.warn(facts.statement(call), f"`{facts.code(call)}` may return more than the step reads "
+                   f"(`{facts.code(pick)}` is taken from it): DistributedDataParallel, built with "
+                   "find_unused_parameters=True, counts every parameter the unread outputs were computed from "
+                   "as used and waits for its gradient (\"not all `forward` outputs participate in computing "
+                   "loss\" at the next step); where the same parameters go without gradient every step, build "
+                   f"`{model.name}`'s wrapper with static_graph=True instead, or have forward return only what "
+                   "the loss reads")
 
 
 def _warn_made_in_forward(facts: Facts, edits: Edits, model: Model, options: Options) -> None:

@@ -9123,3 +9123,55 @@ def test_a_model_run_twice_whose_earlier_run_a_later_backward_goes_through_is_sy
     detached = TWICE_RUN_CRITIC.replace("actor_loss = -q_new.mean()", "actor_loss = -q_new.detach().mean() * new_action.mean()")
     assert "self.critic = DistributedDataParallel(self.critic" in rewritten(NAME, detached).code
 
+
+# a model that uses a layer on some paths only (DDP finds unused parameters) and returns a dict of its intermediate
+# results, of which the step reads one
+PICKED_OUTPUT = """\
+import torch
+
+
+class Coupling(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(2, 2)
+        self.b = torch.nn.Linear(2, 2)
+        self.head = torch.nn.Linear(2, 1)
+
+    def forward(self, x):
+        h = self.a(x) if x.sum() > 0 else self.b(x)
+        return {"pred": self.head(h), "hidden": h}
+
+
+model = Coupling()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    x, y = torch.randn(8, 2), torch.randn(8, 1)
+    out = model(x)
+    pred = out.get("pred")
+    loss = ((pred - y) ** 2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_forward_whose_value_the_step_reads_in_part_under_find_unused_parameters_is_named_at_the_call():
+    """Round 30's forecasting notebook (decision 0246's Left, 0261): the model's forward returns a dict
+    of every intermediate result, the step reads `out.get('pred')`; built with find_unused_parameters=True
+    (a sub-module used on some paths), DDP counted the parameters behind the unread outputs as used and
+    stopped at the next step ("not all `forward` outputs participate in computing loss"), a failure no
+    warning named (silent). The forward's statement now says so, with the fix (static_graph=True where
+    the same parameters go without gradient every step, or a forward returning what the loss reads).
+    Near misses: the value read whole (`pred = out`), and a model without find_unused_parameters (its
+    forward uses every layer), get no such warning."""
+    result = rewritten(NAME, PICKED_OUTPUT)
+    said = [c for c in result.changes if c.kind == "warning" and "may return more than the step reads" in c.message]
+    assert len(said) == 1 and said[0].line == 20 and "(`out.get(\"pred\")` is taken from it)" in said[0].message
+    assert "static_graph=True" in said[0].message
+    whole = PICKED_OUTPUT.replace('return {"pred": self.head(h), "hidden": h}', "return self.head(h)").replace(
+        'pred = out.get("pred")', "pred = out")
+    assert not [w for w in warnings(rewritten(NAME, whole).changes) if "may return more than" in w]
+    every = PICKED_OUTPUT.replace("self.a(x) if x.sum() > 0 else self.b(x)", "self.a(x) + self.b(x)")
+    result = rewritten(NAME, every)
+    assert "find_unused_parameters" not in result.code
+    assert not [w for w in warnings(result.changes) if "may return more than" in w]
