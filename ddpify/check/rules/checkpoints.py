@@ -263,7 +263,7 @@ def _told_main_process(ctx: Context, call: cst.Call) -> bool:
                and ctx.ranks.rank_dependent(a.value) for a in call.args)
 
 
-def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
+def _callers_elsewhere(ctx: Context, call: cst.CSTNode, write: bool = True) -> list[cst.Call]:
     """The calls of the checked file that run the function holding `call`, a function of another
     file of the program, on every rank, directly or through functions of any file between them
     (a trainer's `self.save_best_checkpoint()` of a base class in another module, whose
@@ -272,7 +272,9 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
     that leads to the write. A call that leaves out the branch of its callee holding the call
     that leads on, at any step (`left_out`: `StockHeadlineDataset(..., find_valid_samples=False)`
     whose `__init__` calls the writing `self._find_valid_samples()` only `if find_valid_samples:`),
-    does not run the write; before, only the write's own function's branches were asked."""
+    does not run the write; before, only the write's own function's branches were asked. Not
+    `write` (a `torch.load` of DDP014, decision 0260): a "main process first" block or a file lock
+    orders the processes, and each still runs the call."""
     f = ctx.facts
     if f.program is None:
         return []
@@ -288,9 +290,9 @@ def _callers_elsewhere(ctx: Context, call: cst.CSTNode) -> list[cst.Call]:
                 continue
             seen.add((func, needed, inner))
             for site in f.call_sites(func):
-                if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or ctx.ranks.main_first(site, write=call) \
-                        or left_out(f, inner, func, site) or writes.under_file_lock(f, site):
-                    continue  # (under a file lock the processes run it in turn)
+                if _on_one_rank(ctx, site, func) or ctx.ranks.undistributed(site) or left_out(f, inner, func, site) \
+                        or write and (ctx.ranks.main_first(site, write=call) or writes.under_file_lock(f, site)):
+                    continue  # (under a file lock the processes write in turn; a load runs on each all the same)
                 runs = _dispatched_to(f, site, func, needed)
                 if runs is False:
                     continue  # `trainer.train()` of a `DDPTrainer`: never a sibling subclass's override
@@ -1446,23 +1448,44 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     (`torch.load("mean_var/mean.pt")` of a file committed beside the script:
     `ddpify.analysis.tensor_files`); nor for a load no run that wraps a model reaches (`if
     args.mode == "eval": evaluate(args)` beside `elif args.mode == "train": train(args)`, where only
-    `train` wraps: `ddpify.analysis.wrapped_paths`), a mode the project runs as one process.
+    `train` wraps: `ddpify.analysis.wrapped_paths`), a mode the project runs as one process. A load
+    of another module of the program is also reported at the call of the checked file that runs it
+    on every process, through as many modules as lie between, as DDP006 reports a write there
+    (`criterion = losses.FeatureLoss(path)`, whose `__init__` calls `torch.load(weights)`); not a
+    call that only one process makes (`if rank == 0: evaluate(path)`), nor one whose helper maps.
     """
     if not ctx.script.distributed or one_visible_gpu_each(ctx.facts):  # each process's `cuda:0` its own
         return
+    f = ctx.facts
+    reported: set[cst.Call] = set()
     for call in ctx.script.calls_of("torch.load"):
-        if not (_maps(call) and not _none_on_a_gpu(ctx, call)) and not _chosen(ctx, call) \
-                and not _per_rank_file(ctx, call) \
-                and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
-                and not _in_a_data_set(ctx, call) and not _own_cpu_cache(ctx, call) \
-                and not holds_no_tensors(ctx.facts, call) and not loaded_data_set(ctx.facts, call) \
-                and not saved_on_the_cpu(ctx.facts, call) and on_a_wrapping_path(ctx.facts, call):
-            yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
-                            "GPU 0; pass map_location (\"cpu\" or this process's device)")
+        if not _unmapped(ctx, call):
+            continue
+        yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
+                        "GPU 0; pass map_location (\"cpu\" or this process's device)")
+        func = f.scope(call)
+        for site in _callers_elsewhere(ctx, call, write=False):  # `IDLoss(path)` of a loss module's __init__
+            if site not in reported:
+                reported.add(site)
+                yield Hit(site, f"`{f.code(site.func)}()` runs a torch.load without map_location of "
+                                f"{f.program.part_of(call, f.parents).rel} (in `{func.name.value}`) on every rank: "
+                                "each puts the checkpoint's GPU tensors on GPU 0; pass map_location there (\"cpu\" "
+                                "or this process's device)")
     for call in _library_loads_unmapped(ctx):
         if not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call):
             yield Hit(call, f"`{ctx.facts.code(call.func)}` is handed a map_location that is None: its torch.load puts "
                             "every rank's copy of the checkpoint on GPU 0; pass \"cpu\" or this process's device")
+
+
+def _unmapped(ctx: Context, call: cst.Call) -> bool:
+    """Is the `torch.load` `call` one DDP014 reports: no `map_location` (or one that holds None on
+    a GPU), none of the exceptions its docstring lists?"""
+    return not (_maps(call) and not _none_on_a_gpu(ctx, call)) and not _chosen(ctx, call) \
+        and not _per_rank_file(ctx, call) \
+        and not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call) \
+        and not _in_a_data_set(ctx, call) and not _own_cpu_cache(ctx, call) \
+        and not holds_no_tensors(ctx.facts, call) and not loaded_data_set(ctx.facts, call) \
+        and not saved_on_the_cpu(ctx.facts, call) and on_a_wrapping_path(ctx.facts, call)
 
 
 def _library_loads_unmapped(ctx: Context) -> Iterator[cst.Call]:
