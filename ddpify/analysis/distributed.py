@@ -39,7 +39,7 @@ import libcst as cst
 
 from ddpify.syntax import matchers as mt
 
-from ddpify.analysis import objects
+from ddpify.analysis import frameworks, objects
 from ddpify.analysis.models import ACCELERATE_PREPARE, DDP, prepared_model
 from ddpify.syntax.facts import Facts, Ref, param_names
 from ddpify.syntax.names import dotted
@@ -53,10 +53,11 @@ NOT_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_available"})
 def is_distributed(facts: Facts) -> bool:
     """Does the script call torch.distributed (or `deepspeed.init_distributed()`, which starts its
     process group, or accelerate's `Accelerator()`, which joins it), or wrap in DDP, or build a DistributedSampler, or wait at a barrier of an object the project made (`distr.barrier()`)?
-    Not by a call that never runs (`never_called`: `setup()` of a helper module the script
+    Or build a library's trainer that runs one process per device and read the variables torchrun
+    sets (`library_trainer_job`)? Not by a call that never runs (`never_called`: `setup()` of a helper module the script
     star-imports and never calls), nor by `destroy_process_group()` alone, where the program never
     joins a group (`joins_group`): a run of one process that tears down a group it never started."""
-    if composer_handlers(facts):
+    if composer_handlers(facts) or library_trainer_job(facts):
         return True
     destroys = False
     for call in facts.calls:
@@ -69,6 +70,40 @@ def is_distributed(facts: Facts) -> bool:
 
 
 DESTROY = "torch.distributed.destroy_process_group"
+# the variables torchrun (and torch.distributed.launch) sets in each process it starts
+TORCHRUN_VARIABLES = frozenset({"WORLD_SIZE", "LOCAL_RANK", "RANK", "LOCAL_WORLD_SIZE"})
+
+
+def library_trainer_job(facts: Facts) -> bool:
+    """Does the program build the trainer of a library that runs one process per device
+    (`frameworks.device_job_trainer`: transformers' `Trainer`, TRL's `SFTTrainer`, a program class
+    derived from one) and read a variable torchrun sets (`TORCHRUN_VARIABLES`: `world_size =
+    int(os.environ.get("WORLD_SIZE", 1))`, `os.environ["LOCAL_RANK"]`), each in code that runs
+    (`never_called`)? The program is written for torchrun's processes, which the trainer joins into
+    its group: its own code runs on every one of them (PraisonAI's final `self.model.save_pretrained(d)`
+    after `trainer.train()`, decision 0260). Not a program that reads such a variable and builds no
+    such trainer (a script of one process reading `LOCAL_RANK` with a default), nor one that builds
+    the trainer and reads none (a run of one process; the launch is not in view)."""
+    trainer = any(_builds_device_job_trainer(facts, call) and not never_called(facts, call) for call in facts.calls)
+    return trainer and any(
+        environment_key(facts, node) in TORCHRUN_VARIABLES and not never_called(facts, node)
+        for node in (*facts.calls, *facts.by_type.get(cst.Subscript, ())))
+
+
+def _builds_device_job_trainer(facts: Facts, call: cst.Call) -> bool:
+    """Does `call` build a library's trainer that runs one process per device (`frameworks.device_job_trainer`)?"""
+    return frameworks.device_job_trainer(facts, objects.of(facts).constructs(call), facts.qualify(call.func))
+
+
+def environment_key(facts: Facts, node: cst.CSTNode) -> str | None:
+    """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""
+    if isinstance(node, cst.Subscript) and facts.qualify(node.value) == "os.environ" and len(node.slice) == 1 \
+            and isinstance(node.slice[0].slice, cst.Index):
+        return mt.string_value(node.slice[0].slice.value)
+    if isinstance(node, cst.Call) and node.args and (facts.qualify(node.func) == "os.getenv" or isinstance(
+            node.func, cst.Attribute) and node.func.attr.value == "get" and facts.qualify(node.func.value) == "os.environ"):
+        return mt.string_value(node.args[0].value)
+    return None
 
 
 def never_called(facts: Facts, call: cst.Call) -> bool:
@@ -824,6 +859,7 @@ class Launcher:
         if composer_handlers(f):
             return False
         flow = objects.of(f)
+        trainer = library_trainer_job(f)  # then a call that builds the library's trainer joins the group
         top = [c for c in f.calls if isinstance(f.scope(c), (cst.Module, cst.ClassDef))
                and not any(f.is_inside(c, block) for block in f.module.body
                            if isinstance(block, cst.If) and _is_main_test(block.test) and f.in_library(block))]
@@ -831,7 +867,8 @@ class Launcher:
         calls, todo = list(top), list[cst.FunctionDef]()
         while calls or todo:
             for call in calls:
-                if _distributed_call(f, call) or barrier_method(f, call) or _joins(f, call):
+                if _distributed_call(f, call) or barrier_method(f, call) or _joins(f, call) \
+                        or trainer and _builds_device_job_trainer(f, call):
                     return False
                 todo += f.user_functions(call)
                 todo += [g for a in call.args if isinstance(a.value, cst.Name) for g in self._named(a.value.value)]

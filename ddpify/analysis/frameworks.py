@@ -112,6 +112,23 @@ def full_state_dict(facts: Facts, call: cst.Call) -> bool:
         for item in anc.items) for anc in facts.ancestors(call))
 
 
+# packages whose trainer (a class whose name ends in `Trainer`: transformers' `Trainer` and
+# `Seq2SeqTrainer`, TRL's `SFTTrainer`, `DPOTrainer`, ...) runs one process per device where torchrun
+# starts several: it joins the group the launch's environment names, wraps the model and shards the
+# loaders itself, and saves its own checkpoints (`trainer.save_model(d)`) on the main process only
+DEVICE_JOB_TRAINERS = ("transformers", "trl")
+
+
+def device_job_trainer(facts: Facts, cls: cst.ClassDef | None, name: str | None) -> bool:
+    """Is the class a call builds such a trainer: `name`, the callee's qualified name (`trl.SFTTrainer`),
+    or `cls`, a class of the program, derived through its bases in the program from one
+    (`class RM(transformers.Trainer)`)?"""
+    def trainer(q: str | None) -> bool:
+        return q is not None and q.partition(".")[0] in DEVICE_JOB_TRAINERS and q.endswith("Trainer")
+    return trainer(name) or cls is not None and any(trainer(facts.qualify(b.value)) for c in facts.lineage(cls)
+                                                    for b in c.bases)
+
+
 def wrapped_parameters(facts: Facts) -> list[tuple[cst.FunctionDef, str]]:
     """The methods of the program's subclasses of a framework's trainer (`class RM(transformers.Trainer)`,
     `class PPO(trl.PPOTrainer)`) that the framework calls with the model it wrapped, each with that

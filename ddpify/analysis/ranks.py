@@ -34,7 +34,7 @@ from ddpify.syntax.matchers import string_value
 from ddpify.syntax.names import MAIN_PROCESS_WORDS, RANK_WORD, dotted, rank_word, rank_word_named
 from ddpify.analysis.call_branches import left_out, literal_truth
 from ddpify.analysis.cycles import Cycles
-from ddpify.analysis.distributed import Launcher, accelerate_collective, runs_nowhere, barrier_method, composer_handlers, hook_runs, \
+from ddpify.analysis.distributed import Launcher, accelerate_collective, environment_key, runs_nowhere, barrier_method, composer_handlers, hook_runs, \
     metric_collective
 from ddpify.analysis import frameworks, writes
 from ddpify.analysis import lightning
@@ -2197,15 +2197,9 @@ class Ranks:
         return None
 
     def environment_key(self, node: cst.CSTNode) -> str | None:
-        """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`."""
-        f = self.facts
-        if isinstance(node, cst.Subscript) and f.qualify(node.value) == "os.environ" and len(node.slice) == 1 \
-                and isinstance(node.slice[0].slice, cst.Index):
-            return string_value(node.slice[0].slice.value)
-        if isinstance(node, cst.Call) and node.args and (f.qualify(node.func) == "os.getenv" or isinstance(
-                node.func, cst.Attribute) and node.func.attr.value == "get" and f.qualify(node.func.value) == "os.environ"):
-            return string_value(node.args[0].value)
-        return None
+        """"X" for `os.environ["X"]`, `os.environ.get("X", ...)`, `os.getenv("X")`
+        (`distributed.environment_key`)."""
+        return environment_key(self.facts, node)
 
 
 def named_read(expr: cst.CSTNode) -> tuple[cst.BaseExpression, str] | None:
