@@ -1146,3 +1146,69 @@ def _divided_or_handed_on(ctx: Context, use: cst.Name) -> bool:
     return isinstance(parent, cst.Return) or isinstance(parent, cst.Assign) and parent.value is use \
         or isinstance(parent, cst.Arg) and not mt.is_call_of(f.parent(parent), "print") \
         and not ctx.ranks.is_collective(f.parent(parent))
+
+
+# gathers to one process, each with the place and keyword of the list it fills on the destination
+GATHERS = {"torch.distributed.gather": "gather_list", "torch.distributed.gather_object": "object_gather_list"}
+
+
+@rule("DDP028", several=True)
+def gather_list_on_every_rank(ctx: Context) -> Iterator[Hit]:
+    """`dist.gather(t, gather_list)` on every rank: a ValueError on every rank but the destination.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        t = torch.rand(4)
+        out = [torch.zeros_like(t) for _ in range(dist.get_world_size())]
+        dist.gather(t, out, dst=0)
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        t = torch.rand(4)
+        out = [torch.zeros_like(t) for _ in range(dist.get_world_size())] if dist.get_rank() == 0 else None
+        dist.gather(t, out, dst=0)
+
+    `gather` (and `gather_object`) fills the list on the destination process only, and checks
+    that no other process passes one: every other process raises "Argument ``gather_list`` must
+    NOT be specified on non-destination ranks" (the destination then waits for them until the
+    timeout). Pass the list on the destination, None (or nothing) elsewhere. Found where the list
+    handed (second by place, or `gather_list=` / `object_gather_list=`) can only hold a list with
+    items (a list comprehension, a literal with elements, `[t] * n`, followed through names), in a
+    call every process makes; not under a rank test (`if rank == 0: dist.gather(t, out)` beside
+    `else: dist.gather(t)`), not one that holds None or `[]` on some way (`out if rank == 0 else
+    None`, `gather_list = None` in the `else` of a rank test), nor a parameter whose value is not in view.
+    """
+    f = ctx.facts
+    for call in ctx.script.calls_of(*GATHERS):
+        keyword = next((k for name, k in GATHERS.items() if call in ctx.script.calls_of(name)), "gather_list")
+        handed = mt.keyword(call, keyword) or mt.positional(call, 1)
+        if handed is None or ctx.ranks.on_some_ranks(call):
+            continue
+        if _filled_list(f, handed.value):
+            yield Hit(call, f"every rank hands `{f.code(handed.value)}` as the {keyword}: torch raises ValueError on "
+                            "every rank but the destination; pass it there only (`... if rank == dst else None`)")
+
+
+def _filled_list(f, expr: cst.BaseExpression, depth: int = 4) -> bool:
+    """Can `expr` only hold a list with items: a list comprehension, a list literal with
+    elements, `[t] * n` (or `n * [t]`), followed through names and both sides of a conditional
+    expression? Not None, `[]`, a parameter or a call's value, whose contents are not in view."""
+    if isinstance(expr, cst.IfExp):
+        return depth > 0 and _filled_list(f, expr.body, depth - 1) and _filled_list(f, expr.orelse, depth - 1)
+    if isinstance(expr, cst.ListComp):
+        return True
+    if isinstance(expr, cst.List):
+        return bool(expr.elements)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return any(isinstance(side, cst.List) and side.elements for side in (expr.left, expr.right))
+    if isinstance(expr, cst.Name) and depth > 0:
+        ref = f.ref(expr)
+        values = f.sources(ref) if ref is not None else []
+        return bool(values) and all(_filled_list(f, v, depth - 1) for v in values)
+    return False
