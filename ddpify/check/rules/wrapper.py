@@ -8,6 +8,7 @@ import libcst as cst
 
 from ddpify.analysis import bare_model, forward
 from ddpify.analysis.accelerator import moves_to_the_cpu
+from ddpify.analysis.distributed import SAMPLER, joins_group
 from ddpify.analysis.models import DDP, WRAPPER
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
@@ -740,3 +741,72 @@ def buffer_updated_in_forward(ctx: Context) -> Iterator[Hit]:
                             "the other processes' updates are lost; all-reduce the statistics before the update "
                             "(torch.distributed.all_reduce), or wrap with broadcast_buffers=False and sync the "
                             "buffer by hand")
+
+
+DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel")
+# what else keeps the processes' models in step: a wrapper or engine of torch or another library
+SYNCING_PACKAGES = ("deepspeed", "accelerate", "horovod", "apex", "fairscale", "colossalai", "torch_xla")
+SYNCING = ("torch.nn.parallel.DistributedDataParallel", "torch.distributed.fsdp", "torch.distributed._composable",
+           *(f"{package}." for package in SYNCING_PACKAGES))
+
+
+@rule("DDP029", several=True)
+def data_parallel_in_a_process_group(ctx: Context) -> Iterator[Hit]:
+    """`nn.DataParallel` in a program whose processes join a group and shard the data: nothing syncs them.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DataLoader, DistributedSampler
+        dist.init_process_group("nccl")
+        model = torch.nn.DataParallel(torch.nn.Linear(4, 2).cuda())
+        loader = DataLoader(data, sampler=DistributedSampler(data))
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel
+        from torch.utils.data import DataLoader, DistributedSampler
+        dist.init_process_group("nccl")
+        model = DistributedDataParallel(torch.nn.Linear(4, 2).cuda())
+        loader = DataLoader(data, sampler=DistributedSampler(data))
+
+    DataParallel spreads one process's batch over the GPUs it is given and averages their
+    gradients inside that process; it never talks to the other processes of the group. Each
+    process then trains its own copy of the model on its own shard of the data (the
+    DistributedSampler's), the copies drift apart, and the checkpoint the main process saves
+    holds one shard's training. Wrap in DistributedDataParallel. Found for a DataParallel wrap
+    that runs where the program is distributed (not under `if args.local_rank == -1:` or in the
+    `else` of `if args.distributed:`, nor on one rank) in a program that joins a process group
+    and builds a DistributedSampler there, and that has nothing else to keep the models in step:
+    no DDP or FSDP wrap anywhere, no engine of DeepSpeed, accelerate, Horovod, apex, fairscale,
+    ColossalAI or torch_xla, and no collective handed gradients (`dist.all_reduce(p.grad)`).
+    """
+    f = ctx.facts
+    if not ctx.script.distributed or not joins_group(f) or _synced_otherwise(ctx):
+        return
+    samplers = [c for c in (*ctx.script.calls_of(SAMPLER), *ctx.script.subclass_calls(SAMPLER))
+                if not ctx.ranks.undistributed(c)]
+    if not samplers:
+        return
+    for call in ctx.script.calls_of(*DATA_PARALLEL):
+        if not ctx.ranks.undistributed(call) and not ctx.ranks.on_some_ranks(call):
+            yield Hit(call, "DataParallel in a program whose processes join a group and each draw their own shard "
+                            "(DistributedSampler): it never syncs them, so each trains its own model; wrap in "
+                            "DistributedDataParallel")
+
+
+def _synced_otherwise(ctx: Context) -> bool:
+    """Does the program keep its processes' models in step some other way: a wrapper or an engine
+    of `SYNCING`, or a collective handed a gradient (`dist.all_reduce(param.grad.data)`)?"""
+    f = ctx.facts
+    for call in f.calls:
+        name = f.qualify(call.func) or ""
+        if name.startswith(SYNCING):
+            return True
+        if name.startswith("torch.distributed.") and any(
+                isinstance(n, cst.Attribute) and n.attr.value == "grad" for a in call.args for n in mt.findall(a.value, cst.Attribute)):
+            return True
+    return any(f.imports.imports_module(package) for package in SYNCING_PACKAGES)
