@@ -1352,7 +1352,7 @@ def _reaching(f, ref: Ref, use: cst.CSTNode) -> list[tuple[cst.BaseExpression, c
             f.is_inside(stmt, lp) and (last is None or not f.is_inside(last, lp)) for lp in loops))]
 
 
-def _loaded_by_callee(ctx: Context, call: cst.Call) -> list[cst.BaseExpression]:
+def _loaded_by_callee(ctx: Context, call: cst.Call, strict: bool = False) -> list[cst.BaseExpression]:
     """The arguments of `call` that a function of the program it runs loads a checkpoint into,
     as read: `value.load_state_dict(checkpoint[key])` after `checkpoint = torch.load(path)`, on
     a parameter or on a value of its `**kwargs` (SwAV's `restart_from_checkpoint(path,
@@ -1366,8 +1366,8 @@ def _loaded_by_callee(ctx: Context, call: cst.Call) -> list[cst.BaseExpression]:
             if not (mt.is_method_call(inner, "load_state_dict") and arg is not None
                     and isinstance(inner.func.value, cst.Name)):
                 continue
-            if not _as_read(f, arg.value, inner):
-                continue  # keys rewritten, or not a checkpoint read here
+            if not _as_read(f, arg.value, inner) or strict and _not_strict(inner):
+                continue  # keys rewritten, or not a checkpoint read here (`strict`: a load told strict=False)
             receiver = inner.func.value.value
             given = f.argument_for(call, func, receiver)
             if given is not None:
@@ -1376,6 +1376,84 @@ def _loaded_by_callee(ctx: Context, call: cst.Call) -> list[cst.BaseExpression]:
                 names = {p.name.value for p in (*func.params.posonly_params, *func.params.params,
                                                  *func.params.kwonly_params)}
                 found += [a.value for a in call.args if a.keyword is not None and a.keyword.value not in names]
+    return found
+
+
+def _not_strict(load: cst.Call) -> bool:
+    """`x.load_state_dict(sd, strict=False)` (or `False` second by place): keys that do not match are skipped."""
+    arg = mt.keyword(load, "strict") or mt.positional(load, 1)
+    return arg is not None and not mt.is_name(arg.value, "True")
+
+
+@rule("DDP030")
+def bare_checkpoint_into_wrapper(ctx: Context) -> Iterator[Hit]:
+    """A checkpoint the program saves from `model.module` loaded back into the DDP wrapper.
+
+    Wrong:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(Net().cuda())
+        model.load_state_dict(torch.load("model.pt")["model"])
+        torch.save({"model": model.module.state_dict()}, "model.pt")
+
+    Right:
+
+        import torch
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        model = DDP(Net().cuda())
+        model.module.load_state_dict(torch.load("model.pt")["model"])
+        torch.save({"model": model.module.state_dict()}, "model.pt")
+
+    The model's own state dict (`model.module.state_dict()`) names its weights as the model does;
+    the wrapper's `load_state_dict` wants them under `module.`: the resume stops with "Missing
+    key(s) in state_dict: module....". Load into `model.module`. Found where the program saves a
+    state dict taken through the wrapper's `.module` (also in a helper of another module it hands
+    the wrapper to, `save_checkpoint(d, acoustic)` whose dict holds `acoustic.module.state_dict()`)
+    and loads, as read, into the wrapper a file and entry that save may have written (the same
+    entry, `ckpt["model"]`, or one not known; the file's name not known to differ), strictly
+    (not `strict=False`), directly or through a function of the program it hands the wrapper to
+    (`load_checkpoint(path, acoustic=acoustic)`, reported at that call); not a load that runs before
+    the wrap binds it, nor in a program whose loader fits either keys (it asks whether they
+    start with `module.`, DDP007's exception).
+    """
+    f = ctx.facts
+    if not ctx.ddp_refs or _loader_fits_either_keys(ctx):
+        return
+    bare = _bare_saves(ctx)
+    if not bare:
+        return
+    for call in f.calls:
+        arg = mt.positional(call, 0)
+        if mt.is_method_call(call, "load_state_dict") and arg is not None:
+            if ctx.holds_ddp(call.func.value) is None or _not_strict(call) or not _as_read(f, arg.value, call) \
+                    or _loaded_before_the_wrap(ctx, call):
+                continue
+            loads, into, who = _loaded_paths(f, arg.value, call), call.func.value, "this load"
+        else:
+            into = next((a for a in _loaded_by_callee(ctx, call, strict=True) if ctx.holds_ddp(a) is not None), None)
+            if into is None:
+                continue
+            loads, who = [(None, None)], f"`{f.code(call.func)}()`"
+        if any(_reads(f, loads, path, entry) for path, entry in bare):
+            yield Hit(call, f"{who} reads a checkpoint this program saves from `.module` (the model's own keys) into the "
+                            f"DDP wrapper `{f.code(into)}`, whose keys start with `module.`: the load fails on missing "
+                            f"keys; load into `{f.code(into)}.module`")
+
+
+def _bare_saves(ctx: Context) -> list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]:
+    """(the path, the entry) of each save of a state dict taken through a DDP wrapper's `.module`
+    (`{"acoustic-model": acoustic.module.state_dict()}`), where the wrapper may be held."""
+    f = ctx.facts
+    found = []
+    for call, saved, path in _checkpoint_saves(ctx, frozenset(ctx.script.calls_of("torch.save"))):
+        plain = _plainly_from(f, saved)
+        for built in dict.fromkeys(_made_of(f, saved)):
+            for c in f.calls_in(built):
+                model = _state_dict_of(f, c)
+                if isinstance(model, cst.Attribute) and model.attr.value == "module" \
+                        and ctx.holds_ddp(model.value) is not None:
+                    found.append((path, _entry(f, c, built, plain)))
     return found
 
 
