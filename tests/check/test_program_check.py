@@ -350,3 +350,43 @@ def test_questions_answered_across_modules(question, code, answer):
         item = next(n for n in facts.by_type[cst.Subscript] if facts.code(n) == code)
         wraps = [s for s in of(facts).values(item) if isinstance(s, cst.Call) and facts.code(s).startswith("DDP(")]
         assert bool(wraps) is answer
+
+
+FEATURE_LOSS = """\
+import torch
+from torch import nn
+
+
+class FeatureLoss(nn.Module):
+    def __init__(self, weights):
+        super().__init__()
+        self.net = nn.Linear(8, 8)
+        self.net.load_state_dict(torch.load(weights))
+"""
+BUILDS_THE_LOSS = """\
+import os
+import sys
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+import losses
+
+dist.init_process_group("nccl")
+local_rank = int(os.environ["LOCAL_RANK"])
+torch.cuda.set_device(local_rank)
+model = DDP(torch.nn.Linear(8, 8).cuda(), device_ids=[local_rank])
+criterion = losses.FeatureLoss(WEIGHTS)
+if dist.get_rank() == 0:
+    torch.save(model.module.state_dict(), "checkpoints/model.pt")
+"""
+
+
+# a torch.load without map_location in another module's constructor is reported at the checked
+# file's call (DDP014, decision 0260) where it may read a checkpoint the program saves from its GPU
+# (a path given on the command line); not for a literal file name no save of the program writes
+# (published weights): the helper's own load is still the in-file rule's, when the helper is checked
+@pytest.mark.parametrize("weights,found", [("sys.argv[1]", ["DDP014"]), ('"pretrained/vgg16-397923af.pth"', [])])
+def test_a_load_of_another_modules_constructor_is_reported_where_it_may_read_the_programs_checkpoint(weights, found):
+    write({"losses.py": FEATURE_LOSS, "train.py": BUILDS_THE_LOSS.replace("WEIGHTS", weights)})
+    report = json.loads(CliRunner().invoke(main, ["check", "--json", "--select", "DDP014", "train.py"]).stdout)
+    assert [f["code"] for f in report["files"][0]["findings"]] == found

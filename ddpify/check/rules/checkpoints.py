@@ -1527,10 +1527,15 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     `ddpify.analysis.tensor_files`); nor for a load no run that wraps a model reaches (`if
     args.mode == "eval": evaluate(args)` beside `elif args.mode == "train": train(args)`, where only
     `train` wraps: `ddpify.analysis.wrapped_paths`), a mode the project runs as one process. A load
-    of another module of the program is also reported at the call of the checked file that runs it
-    on every process, through as many modules as lie between, as DDP006 reports a write there
-    (`criterion = losses.FeatureLoss(path)`, whose `__init__` calls `torch.load(weights)`); not a
-    call that only one process makes (`if rank == 0: evaluate(path)`), nor one whose helper maps.
+    of another module of the program is also reported at
+    the call of the checked file that runs it on every process, through as many modules as lie
+    between, as DDP006 reports a write there (`criterion = losses.FeatureLoss(path)`, whose
+    `__init__` calls `torch.load(weights)`), where the load may read a checkpoint the program
+    itself saves from its GPU (a file whose name is not known, or one a `torch.save` of the program
+    may write); not a file named by a literal that no save of the program writes (a backbone's
+    published weights, `torch.load("pretrained/resnet50.pth")`, whose device the code does not
+    show), not a call that only one process makes (`if rank == 0: evaluate(path)`), nor one whose
+    helper maps.
     """
     if not ctx.script.distributed or one_visible_gpu_each(ctx.facts):  # each process's `cuda:0` its own
         return
@@ -1542,6 +1547,9 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
         yield Hit(call, "torch.load without map_location: every rank puts this checkpoint's GPU tensors on "
                         "GPU 0; pass map_location (\"cpu\" or this process's device)")
         func = f.scope(call)
+        if f.program is None or f.program.part_of(call, f.parents) is f.program.parts[0] \
+                or not _may_read_a_gpu_checkpoint(ctx, call):
+            continue
         for site in _callers_elsewhere(ctx, call, write=False):  # `IDLoss(path)` of a loss module's __init__
             if site not in reported:
                 reported.add(site)
@@ -1553,6 +1561,21 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
         if not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call):
             yield Hit(call, f"`{ctx.facts.code(call.func)}` is handed a map_location that is None: its torch.load puts "
                             "every rank's copy of the checkpoint on GPU 0; pass \"cpu\" or this process's device")
+
+
+def _may_read_a_gpu_checkpoint(ctx: Context, load: cst.Call) -> bool:
+    """May `load` read a file the program itself writes with `torch.save` of state not built on
+    the CPU (a checkpoint of its GPU training): a save whose file name is not known, or one the
+    load's may be (`_may_read`)? Not a file named by a literal that no save of the program writes
+    (`torch.load("./model/pvt_v2_b5.pth")` of a backbone's constructor: published weights,
+    whose device the code does not show), nor any load of a program that saves no such state."""
+    f = ctx.facts
+    path = mt.positional(load, 0) or mt.keyword(load, "f")
+    if path is None:
+        return False
+    saves = [c for c in ctx.script.calls_of("torch.save")
+             if (arg := mt.positional(c, 0)) is not None and not _built_on_the_cpu(ctx, arg.value, frozenset())]
+    return any(_may_read(f, [path.value], writes.written_path(f, c)) for c in saves)
 
 
 def _unmapped(ctx: Context, call: cst.Call) -> bool:
