@@ -745,7 +745,8 @@ def buffer_updated_in_forward(ctx: Context) -> Iterator[Hit]:
 
 DATA_PARALLEL = ("torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel")
 # what else keeps the processes' models in step: a wrapper or engine of torch or another library
-SYNCING_PACKAGES = ("deepspeed", "accelerate", "horovod", "apex", "fairscale", "colossalai", "torch_xla")
+# (apex's `parallel` only: its `amp` keeps no processes in step)
+SYNCING_PACKAGES = ("deepspeed", "accelerate", "horovod", "apex.parallel", "fairscale", "colossalai", "torch_xla")
 SYNCING = ("torch.nn.parallel.DistributedDataParallel", "torch.distributed.fsdp", "torch.distributed._composable",
            *(f"{package}." for package in SYNCING_PACKAGES))
 
