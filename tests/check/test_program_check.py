@@ -361,7 +361,8 @@ class FeatureLoss(nn.Module):
     def __init__(self, weights):
         super().__init__()
         self.net = nn.Linear(8, 8)
-        self.net.load_state_dict(torch.load(weights))
+        self.weights = weights
+        self.net.load_state_dict(torch.load(self.weights))
 """
 BUILDS_THE_LOSS = """\
 import os
@@ -375,6 +376,7 @@ dist.init_process_group("nccl")
 local_rank = int(os.environ["LOCAL_RANK"])
 torch.cuda.set_device(local_rank)
 model = DDP(torch.nn.Linear(8, 8).cuda(), device_ids=[local_rank])
+backbone = "pretrained/resnet50-19c8e357.pth"
 criterion = losses.FeatureLoss(WEIGHTS)
 if dist.get_rank() == 0:
     torch.save(model.module.state_dict(), "checkpoints/model.pt")
@@ -384,8 +386,10 @@ if dist.get_rank() == 0:
 # a torch.load without map_location in another module's constructor is reported at the checked
 # file's call (DDP014, decision 0260) where it may read a checkpoint the program saves from its GPU
 # (a path given on the command line); not for a literal file name no save of the program writes
-# (published weights): the helper's own load is still the in-file rule's, when the helper is checked
-@pytest.mark.parametrize("weights,found", [("sys.argv[1]", ["DDP014"]), ('"pretrained/vgg16-397923af.pth"', [])])
+# (published weights), also one handed through a name, a parameter and an attribute: the helper's
+# own load is still the in-file rule's, when the helper is checked
+@pytest.mark.parametrize("weights,found", [("sys.argv[1]", ["DDP014"]), ('"pretrained/vgg16-397923af.pth"', []),
+                                           ("backbone", []), ('"checkpoints/model.pt"', ["DDP014"])])
 def test_a_load_of_another_modules_constructor_is_reported_where_it_may_read_the_programs_checkpoint(weights, found):
     write({"losses.py": FEATURE_LOSS, "train.py": BUILDS_THE_LOSS.replace("WEIGHTS", weights)})
     report = json.loads(CliRunner().invoke(main, ["check", "--json", "--select", "DDP014", "train.py"]).stdout)

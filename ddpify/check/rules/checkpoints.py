@@ -1567,15 +1567,20 @@ def _may_read_a_gpu_checkpoint(ctx: Context, load: cst.Call) -> bool:
     """May `load` read a file the program itself writes with `torch.save` of state not built on
     the CPU (a checkpoint of its GPU training): a save whose file name is not known, or one the
     load's may be (`_may_read`)? Not a file named by a literal that no save of the program writes
-    (`torch.load("./model/pvt_v2_b5.pth")` of a backbone's constructor: published weights,
-    whose device the code does not show), nor any load of a program that saves no such state."""
+    (`torch.load("./model/pvt_v2_b5.pth")` of a backbone's constructor, also a literal it is handed
+    through a parameter and an attribute: published weights, whose device the code does not show),
+    nor any load of a program that saves no such state."""
     f = ctx.facts
     path = mt.positional(load, 0) or mt.keyword(load, "f")
     if path is None:
         return False
     saves = [c for c in ctx.script.calls_of("torch.save")
              if (arg := mt.positional(c, 0)) is not None and not _built_on_the_cpu(ctx, arg.value, frozenset())]
-    return any(_may_read(f, [path.value], writes.written_path(f, c)) for c in saves)
+    # the literal names it is given, where every value it may hold is one (`FCOS(state_dict_path=resnet_dir)`,
+    # `resnet_dir = '.../resnet50-19c8e357.pth'`, read as `torch.load(self.state_dict_path)`)
+    origins = f.origins(path.value)
+    loads = origins if origins and all(string_value(o) is not None for o in origins) else [path.value]
+    return any(_may_read(f, loads, writes.written_path(f, c)) for c in saves)
 
 
 def _unmapped(ctx: Context, call: cst.Call) -> bool:
