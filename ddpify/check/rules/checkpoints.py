@@ -1414,8 +1414,9 @@ def bare_checkpoint_into_wrapper(ctx: Context) -> Iterator[Hit]:
     entry, `ckpt["model"]`, or one not known; the file's name not known to differ), strictly
     (not `strict=False`), directly or through a function of the program it hands the wrapper to
     (`load_checkpoint(path, acoustic=acoustic)`, reported at that call); not a load that runs before
-    the wrap binds it, nor in a program whose loader fits either keys (it asks whether they
-    start with `module.`, DDP007's exception).
+    the wrap binds it, nor where the name is not the wrapper there (the `else` of
+    `hasattr(model, "module")`, as DDP007 asks), nor in a program whose loader fits either keys
+    (it asks whether they start with `module.`, DDP007's exception).
     """
     f = ctx.facts
     if not ctx.ddp_refs or _loader_fits_either_keys(ctx):
@@ -1426,12 +1427,13 @@ def bare_checkpoint_into_wrapper(ctx: Context) -> Iterator[Hit]:
     for call in f.calls:
         arg = mt.positional(call, 0)
         if mt.is_method_call(call, "load_state_dict") and arg is not None:
-            if ctx.holds_ddp(call.func.value) is None or _not_strict(call) or not _as_read(f, arg.value, call) \
-                    or _loaded_before_the_wrap(ctx, call):
+            if ctx.holds_ddp(call.func.value) is None or ctx.unwrapped_here(call.func.value) or _not_strict(call) \
+                    or not _as_read(f, arg.value, call) or _loaded_before_the_wrap(ctx, call):
                 continue
             loads, into, who = _loaded_paths(f, arg.value, call), call.func.value, "this load"
         else:
-            into = next((a for a in _loaded_by_callee(ctx, call, strict=True) if ctx.holds_ddp(a) is not None), None)
+            into = next((a for a in _loaded_by_callee(ctx, call, strict=True)
+                         if ctx.holds_ddp(a) is not None and not ctx.unwrapped_here(a)), None)
             if into is None:
                 continue
             loads, who = [(None, None)], f"`{f.code(call.func)}()`"
@@ -1568,8 +1570,9 @@ def _may_read_a_gpu_checkpoint(ctx: Context, load: cst.Call) -> bool:
     the CPU (a checkpoint of its GPU training): a save whose file name is not known, or one the
     load's may be (`_may_read`)? Not a file named by a literal that no save of the program writes
     (`torch.load("./model/pvt_v2_b5.pth")` of a backbone's constructor, also a literal it is handed
-    through a parameter and an attribute: published weights, whose device the code does not show),
-    nor any load of a program that saves no such state."""
+    through a parameter and an attribute: published weights, whose device the code does not show;
+    such a name is asked of the saves whose names are known, `f"epoch_{n}.pth"` but not
+    `"net_%s" % epoch`), nor any load of a program that saves no such state."""
     f = ctx.facts
     path = mt.positional(load, 0) or mt.keyword(load, "f")
     if path is None:
@@ -1577,10 +1580,24 @@ def _may_read_a_gpu_checkpoint(ctx: Context, load: cst.Call) -> bool:
     saves = [c for c in ctx.script.calls_of("torch.save")
              if (arg := mt.positional(c, 0)) is not None and not _built_on_the_cpu(ctx, arg.value, frozenset())]
     # the literal names it is given, where every value it may hold is one (`FCOS(state_dict_path=resnet_dir)`,
-    # `resnet_dir = '.../resnet50-19c8e357.pth'`, read as `torch.load(self.state_dict_path)`)
-    origins = f.origins(path.value)
-    loads = origins if origins and all(string_value(o) is not None for o in origins) else [path.value]
-    return any(_may_read(f, loads, writes.written_path(f, c)) for c in saves)
+    # `resnet_dir = '.../resnet50-19c8e357.pth'`, read as `torch.load(self.state_dict_path)`; `os.path.join(
+    # 'features', 'state_dicts', 'BBN.iNaturalist2017.res50.pth')`): only a save whose name is known may write one
+    names = [_literal_name(f, o) for o in f.origins(path.value)]
+    if names and None not in names:
+        written = [w for c in saves if (p := writes.written_path(f, c)) is not None
+                   for w in (_file_name(f, q) for q in [p, *_copies(f, p)]) if w is not None and None not in w]
+        return any(_overlap(w, [name]) for w in written for name in names if name is not None)
+    return any(_may_read(f, [path.value], writes.written_path(f, c)) for c in saves)
+
+
+def _literal_name(f, path: cst.BaseExpression) -> str | None:
+    """The file name a path ends in where each piece of that name is a literal (`"vgg16.pth"`,
+    `"pretrained/vgg16.pth"`, `os.path.join(d, "x.bin")`: `"x.bin"`), else None (`f"{args.dir}/{name}"`,
+    `os.path.join(d, "{}.pth".format(n))`)."""
+    if (value := string_value(path)) is not None:
+        return value.rsplit("/", 1)[-1] or None
+    pieces = _file_name(f, path)
+    return "".join(p for p in pieces if p is not None) or None if pieces and None not in pieces else None
 
 
 def _unmapped(ctx: Context, call: cst.Call) -> bool:
