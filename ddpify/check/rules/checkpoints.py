@@ -1352,7 +1352,7 @@ def _reaching(f, ref: Ref, use: cst.CSTNode) -> list[tuple[cst.BaseExpression, c
             f.is_inside(stmt, lp) and (last is None or not f.is_inside(last, lp)) for lp in loops))]
 
 
-def _loaded_by_callee(ctx: Context, call: cst.Call, strict: bool = False) -> list[cst.BaseExpression]:
+def _loaded_by_callee(ctx: Context, call: cst.Call) -> list[cst.BaseExpression]:
     """The arguments of `call` that a function of the program it runs loads a checkpoint into,
     as read: `value.load_state_dict(checkpoint[key])` after `checkpoint = torch.load(path)`, on
     a parameter or on a value of its `**kwargs` (SwAV's `restart_from_checkpoint(path,
@@ -1366,8 +1366,8 @@ def _loaded_by_callee(ctx: Context, call: cst.Call, strict: bool = False) -> lis
             if not (mt.is_method_call(inner, "load_state_dict") and arg is not None
                     and isinstance(inner.func.value, cst.Name)):
                 continue
-            if not _as_read(f, arg.value, inner) or strict and _not_strict(inner):
-                continue  # keys rewritten, or not a checkpoint read here (`strict`: a load told strict=False)
+            if not _as_read(f, arg.value, inner):
+                continue  # keys rewritten, or not a checkpoint read here
             receiver = inner.func.value.value
             given = f.argument_for(call, func, receiver)
             if given is not None:
@@ -1413,7 +1413,9 @@ def bare_checkpoint_into_wrapper(ctx: Context) -> Iterator[Hit]:
     and loads, as read, into the wrapper a file and entry that save may have written (the same
     entry, `ckpt["model"]`, or one not known; the file's name not known to differ), strictly
     (not `strict=False`), directly or through a function of the program it hands the wrapper to
-    (`load_checkpoint(path, acoustic=acoustic)`, reported at that call); not a load that runs before
+    (`load_checkpoint(path, acoustic=acoustic)`, reported at that call; its load's file and entry
+    asked the same way: not a helper's `resume` of `checkpoint.pth` where the `.module` keys go to
+    `best_model.prm`); not a load that runs before
     the wrap binds it, nor where the name is not the wrapper there (the `else` of
     `hasattr(model, "module")`, as DDP007 asks), nor in a program whose loader fits either keys
     (it asks whether they start with `module.`, DDP007's exception).
@@ -1432,15 +1434,35 @@ def bare_checkpoint_into_wrapper(ctx: Context) -> Iterator[Hit]:
                 continue
             loads, into, who = _loaded_paths(f, arg.value, call), call.func.value, "this load"
         else:
-            into = next((a for a in _loaded_by_callee(ctx, call, strict=True)
-                         if ctx.holds_ddp(a) is not None and not ctx.unwrapped_here(a)), None)
-            if into is None:
+            handed = [(given, loads) for given, loads in _wrapper_loaded_by_callee(ctx, call)
+                      if ctx.holds_ddp(given) is not None and not ctx.unwrapped_here(given)]
+            if not handed:
                 continue
-            loads, who = [(None, None)], f"`{f.code(call.func)}()`"
+            into, loads, who = handed[0][0], [load for _, ls in handed for load in ls], f"`{f.code(call.func)}()`"
         if any(_reads(f, loads, path, entry) for path, entry in bare):
             yield Hit(call, f"{who} reads a checkpoint this program saves from `.module` (the model's own keys) into the "
                             f"DDP wrapper `{f.code(into)}`, whose keys start with `module.`: the load fails on missing "
                             f"keys; load into `{f.code(into)}.module`")
+
+
+def _wrapper_loaded_by_callee(ctx: Context, call: cst.Call) \
+        -> list[tuple[cst.BaseExpression, list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]]]:
+    """The arguments of `call` that a function of the program it runs loads a checkpoint into, as
+    read and strictly (`value.load_state_dict(checkpoint[key])` on a parameter: `_loaded_by_callee`'s
+    first shape), each with the files and entries that load reads (`_loaded_paths`, in the callee:
+    `(os.path.join(config.result_path, "checkpoint.pth"), ("state_dict",))`)."""
+    f = ctx.facts
+    found = []
+    for func in f.user_functions(call):
+        for inner in f.calls_in(func.body):
+            arg = mt.positional(inner, 0)
+            if not (mt.is_method_call(inner, "load_state_dict") and arg is not None
+                    and isinstance(inner.func.value, cst.Name)) or _not_strict(inner) or not _as_read(f, arg.value, inner):
+                continue
+            given = f.argument_for(call, func, inner.func.value.value)
+            if given is not None:
+                found.append((given, _loaded_paths(f, arg.value, inner)))
+    return found
 
 
 def _bare_saves(ctx: Context) -> list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]:
