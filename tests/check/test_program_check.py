@@ -366,6 +366,7 @@ class FeatureLoss(nn.Module):
 """
 BUILDS_THE_LOSS = """\
 import os
+import pathlib
 import sys
 import torch
 import torch.distributed as dist
@@ -389,8 +390,31 @@ if dist.get_rank() == 0:
 # (published weights), also one handed through a name, a parameter and an attribute: the helper's
 # own load is still the in-file rule's, when the helper is checked
 @pytest.mark.parametrize("weights,found", [("sys.argv[1]", ["DDP014"]), ('"pretrained/vgg16-397923af.pth"', []),
-                                           ("backbone", []), ('"checkpoints/model.pt"', ["DDP014"])])
+                                           ("backbone", []), ('"checkpoints/model.pt"', ["DDP014"]),
+                                           ('pathlib.Path(sys.argv[1]) / "vgg16.pth"', [])])
 def test_a_load_of_another_modules_constructor_is_reported_where_it_may_read_the_programs_checkpoint(weights, found):
     write({"losses.py": FEATURE_LOSS, "train.py": BUILDS_THE_LOSS.replace("WEIGHTS", weights)})
     report = json.loads(CliRunner().invoke(main, ["check", "--json", "--select", "DDP014", "train.py"]).stdout)
     assert [f["code"] for f in report["files"][0]["findings"]] == found
+
+
+RESUMES = """\
+import torch
+
+
+def resume(path, net, gpu):
+    try:
+        state = torch.load(path, map_location=f"cuda:{gpu}")
+    except Exception:
+        state = torch.load(path)
+    net.load_state_dict(state)
+"""
+
+
+# the unmapped load in the `except` of a `try` that loads the same path with a map_location runs only
+# where the mapped one raised (axial-deeplab's lib/utils.py): not reported at the call of the checked file
+def test_a_fallback_of_a_mapped_load_in_another_module_is_not_reported_at_the_call():
+    write({"checkpoints.py": RESUMES, "train.py": BUILDS_THE_LOSS.replace("import losses", "import checkpoints").replace(
+        "criterion = losses.FeatureLoss(WEIGHTS)", "checkpoints.resume(sys.argv[1], model, local_rank)")})
+    report = json.loads(CliRunner().invoke(main, ["check", "--json", "--select", "DDP014", "train.py"]).stdout)
+    assert report["files"][0]["findings"] == []

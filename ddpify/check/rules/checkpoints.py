@@ -1557,9 +1557,10 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     `__init__` calls `torch.load(weights)`), where the load may read a checkpoint the program
     itself saves from its GPU (a file whose name is not known, or one a `torch.save` of the program
     may write); not a file named by a literal that no save of the program writes (a backbone's
-    published weights, `torch.load("pretrained/resnet50.pth")`, whose device the code does not
-    show), not a call that only one process makes (`if rank == 0: evaluate(path)`), nor one whose
-    helper maps.
+    published weights, `torch.load("pretrained/resnet50.pth")`, `ckpt_dir / "ve.pt"`, also handed
+    through parameters and attributes, whose device the code does not show), not the fallback in
+    the `except` of a `try` that loads the same path with a map_location, not a call that only one
+    process makes (`if rank == 0: evaluate(path)`), nor one whose helper maps.
     """
     if not ctx.script.distributed or one_visible_gpu_each(ctx.facts):  # each process's `cuda:0` its own
         return
@@ -1572,7 +1573,7 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
                         "GPU 0; pass map_location (\"cpu\" or this process's device)")
         func = f.scope(call)
         if f.program is None or f.program.part_of(call, f.parents) is f.program.parts[0] \
-                or not _may_read_a_gpu_checkpoint(ctx, call):
+                or _fallback_of_a_mapped_load(f, call) or not _may_read_a_gpu_checkpoint(ctx, call):
             continue
         for site in _callers_elsewhere(ctx, call, write=False):  # `IDLoss(path)` of a loss module's __init__
             if site not in reported:
@@ -1585,6 +1586,19 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
         if not ctx.ranks.on_some_ranks(call) and not ctx.ranks.undistributed(call):
             yield Hit(call, f"`{ctx.facts.code(call.func)}` is handed a map_location that is None: its torch.load puts "
                             "every rank's copy of the checkpoint on GPU 0; pass \"cpu\" or this process's device")
+
+
+def _fallback_of_a_mapped_load(f, load: cst.Call) -> bool:
+    """Is `load` in an `except` handler of a `try` whose body loads the same path with a
+    map_location (`try: model = torch.load(p, map_location=loc)` / `except: model = torch.load(p)`,
+    axial-deeplab's `resume_model`)? It runs only where the mapped load raised."""
+    path = mt.positional(load, 0)
+    for handler in f.ancestors(load):
+        if isinstance(handler, cst.ExceptHandler) and isinstance(trying := f.parent(handler), cst.Try):
+            return path is not None and any(
+                f.qualify(c.func) == "torch.load" and _maps(c) and (other := mt.positional(c, 0)) is not None
+                and f.code(other.value) == f.code(path.value) for c in f.calls_in(trying.body))
+    return False
 
 
 def _may_read_a_gpu_checkpoint(ctx: Context, load: cst.Call) -> bool:
@@ -1618,6 +1632,8 @@ def _literal_name(f, path: cst.BaseExpression) -> str | None:
     `os.path.join(d, "{}.pth".format(n))`)."""
     if (value := string_value(path)) is not None:
         return value.rsplit("/", 1)[-1] or None
+    if isinstance(path, cst.BinaryOperation) and isinstance(path.operator, cst.Divide):
+        return _literal_name(f, path.right)  # pathlib's `ckpt_dir / "ve.pt"`
     pieces = _file_name(f, path)
     return "".join(p for p in pieces if p is not None) or None if pieces and None not in pieces else None
 
