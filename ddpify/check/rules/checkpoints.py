@@ -1447,13 +1447,16 @@ def bare_checkpoint_into_wrapper(ctx: Context) -> Iterator[Hit]:
 
 def _wrapper_loaded_by_callee(ctx: Context, call: cst.Call) \
         -> list[tuple[cst.BaseExpression, list[tuple[cst.BaseExpression | None, tuple[str, ...] | None]]]]:
-    """The arguments of `call` that a function of the program it runs loads a checkpoint into, as
-    read and strictly (`value.load_state_dict(checkpoint[key])` on a parameter: `_loaded_by_callee`'s
-    first shape), each with the files and entries that load reads (`_loaded_paths`, in the callee:
-    `(os.path.join(config.result_path, "checkpoint.pth"), ("state_dict",))`)."""
+    """The arguments of `call` that a function of another module of the program it runs loads a
+    checkpoint into, as read and strictly (`value.load_state_dict(checkpoint[key])` on a parameter:
+    `_loaded_by_callee`'s first shape), each with the files and entries that load reads
+    (`_loaded_paths`, in the callee: `(os.path.join(config.result_path, "checkpoint.pth"),
+    ("state_dict",))`). A function of the checked file is not asked: its load is reported itself."""
     f = ctx.facts
     found = []
     for func in f.user_functions(call):
+        if f.program is None or f.program.part_of(func, f.parents) is f.program.parts[0]:
+            continue  # a load of the checked file itself is reported where it is
         for inner in f.calls_in(func.body):
             arg = mt.positional(inner, 0)
             if not (mt.is_method_call(inner, "load_state_dict") and arg is not None
@@ -1551,10 +1554,10 @@ def load_without_map_location(ctx: Context) -> Iterator[Hit]:
     `ddpify.analysis.tensor_files`); nor for a load no run that wraps a model reaches (`if
     args.mode == "eval": evaluate(args)` beside `elif args.mode == "train": train(args)`, where only
     `train` wraps: `ddpify.analysis.wrapped_paths`), a mode the project runs as one process. A load
-    of another module of the program is also reported at
-    the call of the checked file that runs it on every process, through as many modules as lie
-    between, as DDP006 reports a write there (`criterion = losses.FeatureLoss(path)`, whose
-    `__init__` calls `torch.load(weights)`), where the load may read a checkpoint the program
+    of another module of the program is also reported at the call of the checked file that runs it
+    on every process, through as many modules as lie between, as DDP006 reports a write there
+    (`criterion = losses.FeatureLoss(path)`, whose `__init__` calls `torch.load(weights)`), where
+    the load may read a checkpoint the program
     itself saves from its GPU (a file whose name is not known, or one a `torch.save` of the program
     may write); not a file named by a literal that no save of the program writes (a backbone's
     published weights, `torch.load("pretrained/resnet50.pth")`, `ckpt_dir / "ve.pt"`, also handed
