@@ -69,6 +69,38 @@ class Loaders:
     hand: hand_batches.Hand = field(default_factory=hand_batches.Hand)
 
 
+def in_a_class_never_built(facts: Facts, node: cst.CSTNode) -> bool:
+    """Is `node` in a method of a class of the program that nothing builds? Its optimizer never
+    steps, so the model it steps (one ddpify could not find) trains on no loader: a package's other
+    algorithm classes, imported with the one the script builds (set 31a's machine_learning:
+    `from .generation import AutoEncoder, VAE, GAN, VQ_VAE, Diffusion`, the script builds a `GAN`;
+    the Trainer's loader was left whole for the Diffusion's optimizer). Built: a class no decorator
+    registers, whose name (and each subclass's, the same way) the program spells only where it
+    defines it, imports it under that name, or derives a class from it; any other spelling (a call,
+    a registry's value, an alias, an attribute) may build it."""
+    cls = facts.enclosing_class(node)
+    return cls is not None and _never_built(facts, cls, set())
+
+
+def _never_built(facts: Facts, cls: cst.ClassDef, seen: set[cst.ClassDef]) -> bool:
+    if cls in seen:
+        return True
+    seen.add(cls)
+    if cls.decorators:
+        return False
+    for name in facts.names_spelled(cls.name.value):
+        if name is cls.name:
+            continue
+        parent = facts.parent(name)
+        if isinstance(parent, cst.ImportAlias) and parent.asname is None:
+            continue  # `from .gan import GAN`
+        derived = facts.parent(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(derived, cst.ClassDef) and parent in derived.bases and _never_built(facts, derived, seen):
+            continue  # `class Diffusion(Base)` of a Base nothing builds either
+        return False
+    return True
+
+
 def find(facts: Facts, models: Models) -> Loaders:
     loader_calls = objects.of(facts).loader_calls
     fed: dict[cst.Call, list[tuple[cst.For | cst.While | cst.CompFor, cst.BaseExpression]]] = {}
@@ -90,7 +122,7 @@ def find(facts: Facts, models: Models) -> Loaders:
     by_key = {c: _by_key(facts, c, keyed[c]) for c in training if c in keyed and c not in unkeyed}
     if not fed:
         training = [c for c in loader_calls if _shuffles(c) or re.search("train", _bound_name(facts, c) or "")]
-    unknown = [o for o in models.untraced if bare_tensors(facts, o) is None]
+    unknown = [o for o in models.untraced if bare_tensors(facts, o) is None and not in_a_class_never_built(facts, o)]
     withheld = training if unknown else []  # an optimizer steps a model ddpify did not find, and so did not wrap:
     training = [] if unknown else training  # on sharded data that model would train apart on each process
     synced = len(unknown) < len(models.untraced)  # tensors no module holds, synced: their gradients averaged

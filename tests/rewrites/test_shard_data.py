@@ -2125,3 +2125,55 @@ def test_batches_drawn_at_random_offsets_are_each_processs_own():
     near = only(NAME, RANDOM_OFFSETS.replace("(bs,))", "(bs,), generator=g)").replace(
         "model = torch.nn", "g = torch.Generator().manual_seed(0)\nmodel = torch.nn"))
     assert "own_random_stream" not in near and "# TODO(ddpify): no DataLoader feeds this training" in near
+
+
+UNBUILT_ALGORITHM = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Classifier:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def train_epoch(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            torch.nn.functional.mse_loss(self.model(x), y).backward()
+            self.optimizer.step()
+
+
+class Flow:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.Adam(self.flow_params(), lr=0.1)
+
+    def train_epoch(self, loader):
+        for x, y in loader:
+            self.optimizer.zero_grad()
+            self.model(x).sum().backward()
+            self.optimizer.step()
+
+
+model = torch.nn.Linear(2, 1)
+algo = Classifier(model)
+loader = DataLoader(TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=4, shuffle=True)
+for epoch in range(2):
+    algo.train_epoch(loader)
+"""
+
+
+def test_an_optimizer_of_a_class_the_program_never_builds_leaves_the_loader_sharded():
+    """Set 31a's machine_learning (decision 0255): the package's algorithms module imports every
+    algorithm class, the script builds a GAN; the Diffusion's optimizer steps a model ddpify could not
+    find, and that left the Trainer's loader whole (every process trained on all the data). A class
+    nothing builds (its name spelled only where it is defined, imported or derived from) never steps
+    its optimizer: the loader is sharded. Near misses: the same class built (`Flow(...)`), or kept in a
+    registry by name, withholds the loader as before."""
+    out = only(NAME, UNBUILT_ALGORITHM, frozenset({"wrap-model"}))
+    assert "loader = shard_loader(loader)\n" in out and "left whole" not in out
+    for built in ("algo = Flow(model)\n", "ALGORITHMS = {'flow': Flow}\n"):
+        withheld = only(NAME, UNBUILT_ALGORITHM.replace("loader = DataLoader(", built + "loader = DataLoader("),
+                        frozenset({"wrap-model"}))
+        assert "shard_loader(loader)" not in withheld and "steps a model ddpify could not find" in withheld
