@@ -1192,7 +1192,38 @@ def _resumed_into_wrapper(ctx: Context) -> dict[str, list[tuple[cst.BaseExpressi
     return found
 
 
-def _loaded_before_the_wrap(ctx: Context, call: cst.Call) -> bool:
+def _reaching_sites(f, node: cst.CSTNode) -> list[cst.Call]:
+    """The calls of the method holding `node` that may run it: not one under a test (an `and`-ed
+    part of an `if` around the call) that is, with the call's arguments for the method's
+    parameters, the very test whose other branch holds `node` (`if args.resume and args.ema:
+    self.resume(args)`, where `resume`'s load into the wrapper is the `else` of `if args.ema:`)."""
+    func = f.scope(node)
+    if not isinstance(func, cst.FunctionDef):
+        return []
+    tests = [(anc.test, f.is_inside(node, anc.body)) for anc in f.ancestors(node)
+             if isinstance(anc, cst.If) and f.scope(anc) is func and not f.is_inside(node, anc.test)]
+
+    def decided_against(site: cst.Call) -> bool:
+        passed = {p: f.code(a) for p in param_names(func) if (a := f.argument_for(site, func, p)) is not None}
+        held = {f.code(part) for anc in f.ancestors(site) if isinstance(anc, cst.If) and f.is_inside(site, anc.body)
+                for part in _and_parts(anc.test)}
+        for test, inside in tests:
+            names = {n.value for n in mt.findall(test, cst.Name)} & set(param_names(func))
+            if inside or not names or any(passed.get(n) != n for n in names):
+                continue  # (only a parameter handed the caller's own name of the same spelling)
+            if f.code(test) in held:
+                return True
+        return False
+    return [site for site in f.call_sites(func) if not decided_against(site)]
+
+
+def _and_parts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _and_parts(test.left) + _and_parts(test.right)
+    return [test]
+
+
+def _loaded_before_the_wrap(ctx: Context, call: cst.Call, reaching: list[cst.Call] | None = None) -> bool:
     """Does `x.load_state_dict(...)` run only before `x = DDP(x, ...)` binds the wrapper, in the
     function that wraps: the load itself there above the wrap, or every call of the method that
     loads (`self._load_snapshot(path)` in `__init__` above `self.model = DDP(self.model, ...)`,
@@ -1203,7 +1234,7 @@ def _loaded_before_the_wrap(ctx: Context, call: cst.Call) -> bool:
     wraps = [w for w in ctx.script.calls_of(DDP) if isinstance(bind := f.parents.get(w), cst.Assign)
              and any(f.code(t.target) == receiver for t in bind.targets)]
     func = f.scope(call)
-    sites = f.call_sites(func) if isinstance(func, cst.FunctionDef) and not any(
+    sites = (f.call_sites(func) if reaching is None else reaching) if isinstance(func, cst.FunctionDef) and not any(
         f.scope(w) is func for w in wraps) else [call]
 
     def above_the_wrap(site: cst.CSTNode) -> bool:
@@ -1415,8 +1446,10 @@ def bare_checkpoint_into_wrapper(ctx: Context) -> Iterator[Hit]:
     (not `strict=False`), directly or through a function of the program it hands the wrapper to
     (`load_checkpoint(path, acoustic=acoustic)`, reported at that call; its load's file and entry
     asked the same way: not a helper's `resume` of `checkpoint.pth` where the `.module` keys go to
-    `best_model.prm`); not a load that runs before
-    the wrap binds it, nor where the name is not the wrapper there (the `else` of
+    `best_model.prm`); not a load that runs before the wrap binds it (also where the only calls
+    after the wrap sit under the test whose other branch holds the load: `if args.resume and
+    args.ema: self.resume(args)` of a `resume` that loads the wrapper in the `else` of `if
+    args.ema:`), nor where the name is not the wrapper there (the `else` of
     `hasattr(model, "module")`, as DDP007 asks), nor in a program whose loader fits either keys
     (it asks whether they start with `module.`, DDP007's exception).
     """
@@ -1430,7 +1463,8 @@ def bare_checkpoint_into_wrapper(ctx: Context) -> Iterator[Hit]:
         arg = mt.positional(call, 0)
         if mt.is_method_call(call, "load_state_dict") and arg is not None:
             if ctx.holds_ddp(call.func.value) is None or ctx.unwrapped_here(call.func.value) or _not_strict(call) \
-                    or not _as_read(f, arg.value, call) or _loaded_before_the_wrap(ctx, call):
+                    or not _as_read(f, arg.value, call) or _loaded_before_the_wrap(ctx, call) \
+                    or _loaded_before_the_wrap(ctx, call, _reaching_sites(f, call)):
                 continue
             loads, into, who = _loaded_paths(f, arg.value, call), call.func.value, "this load"
         else:
