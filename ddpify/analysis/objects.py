@@ -1149,7 +1149,7 @@ class Objects:
                 continue
             ref = f.ref(name)
             read = ref is not None and (not isinstance(f.parent(name), cst.Attribute) or self._viewed(name))
-            sources = f.sources(ref) if read else []
+            sources = self._same_lineage(name, f.sources(ref)) if read else []
             for source in sources:
                 calls += self._parameters_in(source)
             if read and not sources and isinstance(name, cst.Attribute):
@@ -1164,6 +1164,26 @@ class Objects:
                 calls += [c for loop in self.facts.loops_binding(ref) for c in self._parameters_in(loop.iter)]
         self._params[node] = tuple(dict.fromkeys(calls))
         return self._params[node]
+
+    def _same_lineage(self, name: cst.Name | cst.Attribute, sources: list[cst.BaseExpression]
+                      ) -> list[cst.BaseExpression]:
+        """The sources of `self.x` read in a method of class C that a C object may hold: those bound in
+        C, a base of it or a subclass of it, not in a sibling class that shares C's base (the object
+        core keys `self.x` by the root class). The machine_learning package's VAE, AutoEncoder,
+        PixelCNN and GatedPixelCNN each bind `self.params = chain(self.models["encoder"].parameters(),
+        ...)` under one `AlgorithmBase`; the VAE's `Adam(params=self.params)` read all four chains, and
+        its networks, of the only class the program builds, were neither wrapped nor named (decision
+        0263). Sources outside any class, or a read outside a class, are kept as they are."""
+        f = self.facts
+        if not isinstance(name, cst.Attribute) or not mt.is_name(name.value, "self"):
+            return sources
+        cls = f.enclosing_class(name)
+        if cls is None:
+            return sources
+        def related(source: cst.BaseExpression) -> bool:
+            other = f.enclosing_class(source)
+            return other is None or other is cls or other in f.lineage(cls) or cls in f.lineage(other)
+        return [s for s in sources if related(s)]
 
     def _viewed(self, name: cst.Name | cst.Attribute) -> bool:
         """Is `name` a dict whose values are read here through a view of it (`param_dict.values()`,
