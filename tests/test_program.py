@@ -4001,3 +4001,43 @@ def test_an_attribute_a_sibling_class_binds_too_is_read_as_the_readers_own():
     write(base)
     result = convert_program(program())
     assert "encoder = DistributedDataParallel(encoder" in result.code or "sync_gradients(encoder)" in result.code
+
+def test_an_optimizer_over_a_method_of_a_model_class_read_off_its_module_converts(tmp_path):
+    """DeepDA's shape (round 31's held-out 31c): the model class is read off an imported module
+    (`models.TransferNet(...)`, an attribute that holds a class, not a call) and the optimizer is
+    built over the param groups its method returns. The stored-parameters walk took the class for a
+    call and the conversion stopped with an internal error; now the model is found and wrapped."""
+    write({"models.py": """
+        import torch.nn as nn
+        class TransferNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.base = nn.Linear(2, 2)
+                self.head = nn.Linear(2, 1)
+            def get_parameters(self, lr=1.0):
+                return [{'params': self.base.parameters(), 'lr': 0.1 * lr},
+                        {'params': self.head.parameters(), 'lr': lr}]
+            def forward(self, x):
+                return self.head(self.base(x))
+        """,
+           "train.py": """
+        import torch
+        import models
+        def get_optimizer(model):
+            params = model.get_parameters(lr=1.0)
+            return torch.optim.SGD(params, lr=0.1)
+        def main():
+            model = models.TransferNet()
+            opt = get_optimizer(model)
+            loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 2), torch.randn(8, 1)), batch_size=2, shuffle=True)
+            for epoch in range(2):
+                for x, y in loader:
+                    opt.zero_grad()
+                    torch.nn.functional.mse_loss(model(x), y).backward()
+                    opt.step()
+        if __name__ == "__main__":
+            main()
+        """})
+    result = cli("convert", "train.py", "-o", "train_ddp.py")
+    converted = Path("train_ddp.py").read_text()
+    assert "model = DistributedDataParallel(model" in converted and "shard_loader(loader)" in converted, result.stdout

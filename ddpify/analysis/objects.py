@@ -1155,7 +1155,8 @@ class Objects:
             if read and not sources and isinstance(name, cst.Attribute):
                 # `model.optim_list`, stored on the same object where the model is set up (another function)
                 stored = [c for site in self.values(name) for c in self._parameters_in(site)
-                          if isinstance(site, CONTAINERS) or mt.is_parameters_attr(site.func)]
+                          if isinstance(site, CONTAINERS)
+                          or (isinstance(site, cst.Call) and mt.is_parameters_attr(site.func))]
                 self.stored_parameters.update(stored)
                 calls += stored
             if ref is not None:  # `params += list(model.parameters())`, `params.extend(...)`
