@@ -883,7 +883,8 @@ class Facts:
                 [f for f in self._methods(base, func.attr.value) if self.enclosing_class(f) in self._lineage(base)]
         if isinstance(func, cst.Attribute) and dotted(func.value) == "self":
             cls = self.enclosing_class(call)
-            return (self._methods(cls, func.attr.value) if cls is not None else []) or self._called_instances(func)
+            return (self._methods(cls, func.attr.value) if cls is not None else []) or self._called_instances(func) \
+                or [init for c in self._held_classes(func) for init in self._constructor(c)]
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and self._own_class(func.value, call):
             cls = self.enclosing_class(call)  # `cls.build(batch)` in a classmethod: the class's own method
             return self._methods(cls, func.attr.value) if cls is not None else []
@@ -1940,6 +1941,41 @@ class Facts:
                 named = [self._namespace_classes(ref)]
         finally:
             self._instancing.discard(ref)
+        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+
+    def _held_classes(self, attr: cst.Attribute) -> list[cst.ClassDef]:
+        """The classes of the program `self.x` holds where every assignment of it names classes,
+        directly or through a call of the program that returns one (`self.evaluator =
+        self._build_evaluator()`, whose `return Evaluator`), but one that rebinds it to what calling
+        it builds (`self.evaluator = self.evaluator(config, self.visualizer)`): that call runs the
+        class's `__init__`. Round 31's held-out modular framework (31a; decision 0264): before, the
+        call ran nothing of the program, the TensorBoard writer handed to it was not followed into
+        the evaluator's `self.visualizer`, left unguarded there, and was None on every other process."""
+        ref = self.ref(attr)
+        if ref is None or ref in self._instancing:
+            return []
+        text = self.code(attr)
+        values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")
+                  and not (isinstance(v, cst.Call) and self.code(v.func) == text)]
+        self._instancing.add(ref)
+        try:
+            named = [self._classes_named(v) or self._returned_classes(v) or self._looked_up_classes(v)
+                     or self._registered_classes(v) for v in values]
+        finally:
+            self._instancing.discard(ref)
+        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+
+    def _classes_named(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes of the program `expr` names, imported from another module too."""
+        return _class_names(self.classes, expr) or ([c] if (c := self.class_named(expr)) is not None else [])
+
+    def _returned_classes(self, value: cst.BaseExpression) -> list[cst.ClassDef]:
+        """The classes a call of the program returns where its every return names one (`def
+        _build_evaluator(self): return Evaluator`); [] otherwise."""
+        if not isinstance(value, cst.Call):
+            return []
+        returns = [r for f in self.user_functions(value) for r in self.returned(f) if not mt.is_name(r, "None")]
+        named = [self._classes_named(r) for r in returns]
         return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
 
     def _stored_classes(self, read: cst.BaseExpression) -> list[cst.ClassDef]:

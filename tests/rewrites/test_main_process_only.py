@@ -4265,3 +4265,75 @@ unconfigure()
     assert 'if is_main_process():\n    configure("runs/dml")\n' in out
     assert '        if is_main_process():\n            log_value("loss", loss.item(), epoch)\n' in out
     assert "\nunconfigure()\n" in out
+
+
+HELD_CLASS_GETS_THE_WRITER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.tensorboard import SummaryWriter
+
+
+class Evaluator:
+    def __init__(self, visualizer):
+        self.visualizer = visualizer
+        self.results = []
+
+    def update(self, out):
+        self.results.append(out.mean().item())
+
+    def compute(self, epoch):
+        self.visualizer.add_scalar("mean", sum(self.results), epoch)
+        self.results.clear()
+
+
+class Trainer:
+    def __init__(self):
+        self.evaluator = self._build_evaluator()
+        self.visualizer = SummaryWriter("runs")
+
+    def _build_evaluator(self):
+        return Evaluator
+
+    def train(self):
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+        self.evaluator = self.evaluator(self.visualizer)
+        for epoch in range(2):
+            for (x,) in loader:
+                out = model(x)
+                optimizer.zero_grad()
+                out.sum().backward()
+                optimizer.step()
+                self.evaluator.update(out)
+            self.visualizer.add_scalar("epoch", epoch, epoch)
+            self.evaluator.compute(epoch)
+
+
+Trainer().train()
+"""
+
+
+def test_a_writer_handed_to_a_class_an_attribute_holds_is_followed_into_it():
+    """Round 31's held-out modular framework (31a; decision 0264): `self.evaluator` holds the class a
+    builder method returns (`return Evaluator`) and is then rebound to what calling it builds,
+    `self.evaluator = self.evaluator(self.visualizer)`. That call ran nothing of the program, so the
+    SummaryWriter (None off the main process) was not followed into the evaluator's
+    `self.visualizer`: its `add_scalar` stayed on every process and rank 1 crashed on None. The
+    call runs the held class's `__init__`: the writer's use there is guarded. Near miss: the
+    evaluator's own bookkeeping (`self.results.clear()`) stays on every process."""
+    out = only(NAME, HELD_CLASS_GETS_THE_WRITER)
+    assert "        if is_main_process():\n            self.visualizer.add_scalar(\"mean\", sum(self.results), epoch)\n" \
+        "        self.results.clear()\n" in out
+    assert "        self.evaluator = self.evaluator(self.visualizer)\n" in out
+
+
+def test_an_attribute_also_set_to_something_not_a_class_names_no_class():
+    """Near miss of the above: where some assignment of `self.evaluator` is not a class of the
+    program (a function of a library), the attribute's call is not taken for the class's
+    `__init__`; the writer's use there is not followed (as before)."""
+    src = HELD_CLASS_GETS_THE_WRITER.replace("        self.evaluator = self._build_evaluator()\n",
+                                             "        self.evaluator = self._build_evaluator() if torch.cuda.is_available() "
+                                             "else torch.nn.Identity\n")
+    out = only(NAME, src)
+    assert "        self.visualizer.add_scalar(\"mean\", sum(self.results), epoch)\n        self.results.clear()\n" in out
