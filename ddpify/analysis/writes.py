@@ -29,6 +29,7 @@ A call writes a file when it is
   `torch.jit.trace`, followed through names: `scripted = torch.jit.script(m)` ... `scripted.save(p)`)
   or on a matplotlib animation (`anim = animation.ArtistAnimation(fig, ims)` ... `anim.save("a.gif")`)
   or on a PIL image (`Image.fromarray(a).save("sample.png")`, `img = Image.open(p)` ... `img.save(q)`,
+  through the image's own methods that return a new one, `Image.open(p).convert("RGB").save(q)`,
   torchvision's `transforms.ToPILImage()(grid).save(p)` and `to_pil_image(t).save(p)`, an item of a list of them, `frames[0].save("out.gif", save_all=True, append_images=frames)`, or each
   of them in turn: `for frame in frames: frame.save(p)`).
 
@@ -108,6 +109,8 @@ SAVED_BY_METHOD = ("matplotlib.animation.", "PIL.Image.", "torchvision.transform
                    "torchvision.transforms.v2.functional.to_pil_image")
 PIL_CONVERTERS = frozenset({"torchvision.transforms.ToPILImage", "torchvision.transforms.transforms.ToPILImage",
                             "torchvision.transforms.v2.ToPILImage"})  # instances: called on a tensor, a PIL image
+# a PIL image's methods that return a new image (whose `.save(path)` writes a file in turn)
+IMAGE_METHODS = frozenset({"convert", "resize", "crop", "rotate", "transpose", "copy", "filter", "quantize", "reduce"})
 # tensorboard writers: made, they write an event file into their folder (the first argument)
 EVENT_WRITERS = ("torch.utils.tensorboard.SummaryWriter", "tensorboardX.SummaryWriter",
                  "tensorflow.summary.create_file_writer", "tensorflow.summary.FileWriter",
@@ -235,10 +238,23 @@ def _saves_itself_made(facts: Facts, value: cst.BaseExpression) -> bool:
     a list it was appended to (`imgs[0]` of `imgs.append(Image.open(buf))`, `frame` of `for frame in
     imgs:`: ddpify.analysis.objects)?"""
     def made(origins) -> bool:
-        return any(isinstance(o, cst.Call) and (_saves_itself(facts.qualify(o.func)) or _converted_to_pil(facts, o))
+        return any(isinstance(o, cst.Call) and (_saves_itself(facts.qualify(o.func)) or _converted_to_pil(facts, o)
+                                                or _image_method_of(o) is not None and made([_image_method_of(o)]))
                    for o in origins)
     return made(facts.origins(value)) or isinstance(value, (cst.Subscript, cst.Name)) \
         and made(objects.of(facts).values(value))
+
+
+def _image_method_of(call: cst.Call) -> cst.Call | None:
+    """`Image.open(p)` of `Image.open(p).convert("RGB")`: the value a PIL image's method that
+    returns a new image (`IMAGE_METHODS`) is called on, where it is a call itself; else None.
+    Round 31's held-out diffusion template (31a; decision 0264): `image = Image.open(path).convert(
+    "RGB")` then `image.save(f"{fid_dir}/{fname}")`, each validation image copied for FID, was no
+    write: it stayed on every process, unnamed, and each process wrote every file."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in IMAGE_METHODS and isinstance(func.value, cst.Call):
+        return func.value
+    return None
 
 
 def _converted_to_pil(facts: Facts, call: cst.Call) -> bool:

@@ -4337,3 +4337,55 @@ def test_an_attribute_also_set_to_something_not_a_class_names_no_class():
                                              "else torch.nn.Identity\n")
     out = only(NAME, src)
     assert "        self.visualizer.add_scalar(\"mean\", sum(self.results), epoch)\n        self.results.clear()\n" in out
+
+
+CONVERTED_IMAGE_COPIED = """\
+import io
+import os
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Trainer:
+    def __init__(self, val_dir, out_dir):
+        self.val_dir = val_dir
+        self.out_dir = out_dir
+
+    def setup_datasets(self):
+        self.fid_dir = f"{self.out_dir}/val_fid"
+        os.makedirs(self.fid_dir, exist_ok=True)
+        for root, _, fnames in sorted(os.walk(self.val_dir)):
+            for fname in fnames:
+                path = os.path.join(root, fname)
+                image = Image.open(path).convert("RGB")
+                image.save(f"{self.fid_dir}/{fname}")
+                buffer = io.BytesIO()
+                Image.open(path).convert("L").save(buffer, format="PNG")
+
+    def train(self):
+        self.setup_datasets()
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(TensorDataset(torch.randn(8, 2)), batch_size=4, shuffle=True)
+        for epoch in range(2):
+            for (x,) in loader:
+                optimizer.zero_grad()
+                model(x).sum().backward()
+                optimizer.step()
+
+
+Trainer("val", "exp").train()
+"""
+
+
+def test_a_pil_image_made_through_its_own_methods_saves_a_file():
+    """Round 31's held-out diffusion template (31a; decision 0264): `image = Image.open(path).convert(
+    "RGB")` then `image.save(...)` (the validation images copied for FID) was no write, as the
+    image's maker is `.convert(...)` of a call and not `Image.open` itself: every process wrote every
+    file, and nothing named it. A PIL image's methods that return a new image are followed to
+    their image. Near miss: the same image saved into an in-memory buffer stays on every process."""
+    out = only(NAME, CONVERTED_IMAGE_COPIED)
+    assert "                if is_main_process():\n                    image.save(f\"{self.fid_dir}/{fname}\")\n" in out
+    assert "                Image.open(path).convert(\"L\").save(buffer, format=\"PNG\")\n" in out
+    assert "is_main_process():\n                    Image.open" not in out
