@@ -559,3 +559,55 @@ def test_under_ddpify_run_a_path_from_file_above_the_scripts_folder_names_the_or
     folder = Path(result.stdout.splitlines()[0].split("# the run's folder (kept): ")[1])
     run = subprocess.run([sys.executable, str(folder / "train.py")], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0 and run.stdout.split() == ["3"], run.stderr
+
+
+def test_a_changed_module_of_an_unchanged_entry_reading_data_above_its_folder_names_the_originals_place(
+        tmp_path, monkeypatch):
+    """The entry (`scripts/train.py`: `from pkg.loop import fit; fit()`) is written unchanged, the
+    training module of its src/ package changed beside it (`out/pkg/loop.py`), whose
+    `Path(__file__).resolve().parents[2] / "data"` named `tmp/data` from there: anchored as the
+    entry's own paths are, said in the report (sweep 31b's held-out f21zk pendulum programs stopped
+    at the first read, the report silent: only a changed entry's modules were anchored). Near miss:
+    the same module's `Path(__file__).stem` (its own name) stays as it is."""
+    project, out = tmp_path / "proj", tmp_path / "elsewhere" / "out"
+    (project / "scripts").mkdir(parents=True)
+    (project / "src" / "pkg").mkdir(parents=True)
+    (project / "data").mkdir()
+    out.parent.mkdir()
+    (project / "data" / "epochs.txt").write_text("2\n")
+    (project / "scripts" / "train.py").write_text("from pkg.loop import fit\n\nfit()\n")
+    (project / "src" / "pkg" / "__init__.py").write_text("")
+    (project / "src" / "pkg" / "loop.py").write_text(textwrap.dedent("""\
+        import argparse
+        from pathlib import Path
+
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+        NAME = Path(__file__).stem
+
+
+        def fit():
+            argparse.ArgumentParser().parse_args()
+            root = Path(__file__).resolve().parents[2] / "data"
+            epochs = int((root / "epochs.txt").read_text())
+            model = torch.nn.Linear(2, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            loader = DataLoader(TensorDataset(torch.randn(16, 2), torch.randn(16, 1)), batch_size=4, shuffle=True)
+            for epoch in range(epochs):
+                for x, y in loader:
+                    optimizer.zero_grad()
+                    torch.nn.functional.mse_loss(model(x), y).backward()
+                    optimizer.step()
+            print("trained", NAME, epochs)
+    """))
+    monkeypatch.setenv("PYTHONPATH", str(project / "src"))
+    result = CliRunner().invoke(main, ["convert", str(project / "scripts" / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    assert (out / "train.py").read_text() == (project / "scripts" / "train.py").read_text()
+    written = (out / "pkg" / "loop.py").read_text()
+    assert "NAME = Path(__file__).stem" in written
+    assert "loop.py:12: [ddpify] `__file__` names the original" in result.output, result.output
+    run = subprocess.run([sys.executable, str(out / "train.py")], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(out), str(project / "src")])})
+    assert run.returncode == 0 and run.stdout.split() == ["trained", "loop", "2"], run.stderr

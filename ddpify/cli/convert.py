@@ -202,8 +202,12 @@ def _inputs(sources: tuple[str, ...], output: str | None, in_place: bool, check:
 def _anchored(source: files.Source, dest: Path | None, result: Result, in_place: bool) -> Result:
     """`result` with the paths its modules build from `__file__` above their folders naming the
     originals' places (ddpify.output.file_paths), where -o writes them into another folder: the
-    entry's output and each changed module's, each such line said in its report."""
-    if dest is None or in_place or source.path is None or files.is_notebook(source.name) or not result.changed:
+    entry's output and each changed module's, each such line said in its report. A changed module
+    of an unchanged entry too (decision 0265: `scripts/train.py` only calls `pkg.train.main()`, whose
+    `src/pkg/data/dataset.py` is written at `out/pkg/data/dataset.py`: its `parents[3]` named
+    another folder, and the program stopped at its first read, the report silent)."""
+    if dest is None or in_place or source.path is None or files.is_notebook(source.name) or \
+            not (result.changed or any(module.changed for module in result.modules.values())):
         return result
     from ddpify.output.file_paths import anchored
 
