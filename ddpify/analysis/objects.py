@@ -493,7 +493,7 @@ class Objects:
         named = [a.value for a in site.args if a.keyword is not None and a.keyword.value == key]
         if named:
             return Sites().union(*(self.values(v) for v in named))
-        return Sites().union(*(self.values(v) for ref in self._bound.get(site, []) for v in self._stored_by_item.get(ref, ())))
+        return Sites().union(*(self.values(v) for v in self._stored_into(site)))
 
     def _converted_option(self, parsed: cst.Call, dest: str) -> Sites:
         """`args.model` of `args = parser.parse_args()` where that parser's option `--model` has a
@@ -820,9 +820,8 @@ class Objects:
             return self.values(site.value)
         if self.keyword_dict(site):  # `Munch(generator=g, ...)`: the keywords' values, and what is stored by key
             assert isinstance(site, cst.Call)
-            stored = [v for ref in self._bound.get(site, []) for v in self._stored_by_item.get(ref, ())]
             return Sites().union(*(self.values(a.value) for a in site.args if a.keyword is not None),
-                                 *(self.values(v) for v in stored))
+                                 *(self.values(v) for v in self._stored_into(site)))
         return Sites()
 
     def keyword_dict(self, site: cst.CSTNode) -> bool:
@@ -837,6 +836,10 @@ class Objects:
     def is_container(self, site: cst.CSTNode) -> bool:
         """A container site: a display, a comprehension, or a dict built from keywords."""
         return isinstance(site, CONTAINERS) or self.keyword_dict(site)
+
+    def _stored_into(self, site: cst.Call) -> list[cst.BaseExpression]:
+        """What the program stores by item (`optims[net] = Adam(...)`) into the names bound to `site`."""
+        return [v for ref in self._bound.get(site, []) for v in self._stored_by_item.get(ref, ())]
 
     @cached_property
     def _stored_by_item(self) -> dict[Ref, list[cst.BaseExpression]]:
