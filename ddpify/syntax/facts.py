@@ -1941,7 +1941,7 @@ class Facts:
                 named = [self._namespace_classes(ref)]
         finally:
             self._instancing.discard(ref)
-        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+        return _every_one_named(named)
 
     def _held_classes(self, attr: cst.Attribute) -> list[cst.ClassDef]:
         """The classes of the program `self.x` holds where every assignment of it names classes,
@@ -1963,7 +1963,7 @@ class Facts:
                      or self._registered_classes(v) for v in values]
         finally:
             self._instancing.discard(ref)
-        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+        return _every_one_named(named)
 
     def _classes_named(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of the program `expr` names, imported from another module too."""
@@ -1976,7 +1976,7 @@ class Facts:
             return []
         returns = [r for f in self.user_functions(value) for r in self.returned(f) if not mt.is_name(r, "None")]
         named = [self._classes_named(r) for r in returns]
-        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+        return _every_one_named(named)
 
     def _stored_classes(self, read: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of the program a registry read may give where the table is filled by item
@@ -1988,7 +1988,7 @@ class Facts:
         if not isinstance(read, (cst.Subscript, cst.Call)) or _registry_read(read) is None:
             return []
         named = [_class_names(self.classes, v) for v in self.registered(read)]
-        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+        return _every_one_named(named)
 
     def _registry_classes(self, registry: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of the program a registry names, where every value the program gives it is
@@ -2003,7 +2003,7 @@ class Facts:
         if not all(isinstance(e, (cst.DictElement, cst.Element)) for e in items):
             return []  # `**OTHERS`, `*more`: items not written out
         named = [_class_names(self.classes, e.value) for e in items]
-        return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
+        return _every_one_named(named)
 
     def _registry_functions(self, registry: cst.BaseExpression) -> list[cst.FunctionDef]:
         """The module-level functions of the program a registry names, where every value the program
@@ -3542,6 +3542,12 @@ def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
     elif isinstance(target, (cst.Tuple, cst.List)):
         for el in target.elements:
             yield from target_names(el.value)
+
+
+def _every_one_named(named: list[list[cst.ClassDef]]) -> list[cst.ClassDef]:
+    """The classes of `named` (one list per value), in order and once each, where every value names
+    at least one class; [] where any names none (or there is no value)."""
+    return [] if not named or not all(named) else list(dict.fromkeys(c for cs in named for c in cs))
 
 
 def _class_names(classes: dict, expr: cst.BaseExpression) -> list:
