@@ -133,20 +133,6 @@ class Objects:
             del self._partial[mark:]
         self._low = min(outer, self._low)
         return found
-        depth = self._open.get(key)
-        if depth is not None:  # a cycle back to `key`
-            self._low = min(self._low, depth)
-            return Sites()
-        depth = self._open[key] = len(self._open)
-        outer, self._low = self._low, depth
-        try:
-            found = compute(key)
-        finally:
-            del self._open[key]
-        if self._low >= depth:
-            self._values[key] = found
-        self._low = min(outer, self._low)
-        return found
 
     def _compute(self, expr: cst.BaseExpression) -> Sites:
         f = self.facts

@@ -201,20 +201,15 @@ def read(source: Source) -> Loaded:
         raise InputError(f"{source.name}: cannot read: {exc.strerror}") from exc
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Write `data` to `path` exactly, through a temporary file in the same directory and
-    `os.replace`: readers see the old file or the new one, never half of one. A symlink is
-    written through (its target is replaced, the link stays); a read-only file is refused.
-
-    `mode`: the permission bits; None keeps those of an existing file, else the umask's default.
-    Raises `InputError` when the file cannot be written."""
-    write_all_atomic([(path, data, mode)])
-
-
 def write_all_atomic(files: Sequence[tuple[Path, bytes, int | None]], elsewhere: str | None = WRITE_ELSEWHERE,
                      remove: Sequence[Path] = (), also_in: Iterable[Path] = ()) -> None:
-    """`write_atomic` for several files in two phases: every file is written to its temporary
-    file first, then all are renamed at once, so that a failure or a kill while writing leaves
+    """Write each `(path, data, mode)` exactly, through a temporary file in the same directory and
+    `os.replace`: readers see the old file or the new one, never half of one. A symlink is written
+    through (its target is replaced, the link stays); a read-only file is refused. `mode`: the
+    permission bits; None keeps those of an existing file, else the umask's default. Raises
+    `InputError` when a file cannot be written.
+
+    In two phases: every file is written to its temporary file first, then all are renamed at once, so that a failure or a kill while writing leaves
     every target as it was (and no temporary file after a failure). `remove`: files removed
     after the renames (where they exist). A kill during the renames leaves a journal
     (`ddpify.inputs.journal`) in each folder written and in each of `also_in`, from which the
