@@ -2102,6 +2102,33 @@ def test_the_thirty_first_sweeps_part_c_uses_no_repository_of_an_earlier_sweep()
     assert len(part_c) >= 7 and not part_c & earlier
 
 
+def test_the_stand_in_torchvision_functional_serves_adjust_gamma_pad_and_crop():
+    """A face anti-spoofing project's RandomGammaCorrection calls `TF.adjust_gamma(img, gamma=...)` on a picture,
+    a capsule network squishes digits with `Ft.pad(img, (left, top, right, bottom))` then
+    `Ft.crop(img, 0, 0, 28, 28)` (decision 0268): gamma applied to the [0, 1] values, padding on the sides
+    torchvision names, a crop past the picture filled with zeros. Near miss: `rotate` stays the identity."""
+    out = _stubbed("import torch\nimport torchvision.transforms.functional as F\n"
+                   "g = F.adjust_gamma(torch.full((1, 2, 2), 0.5), gamma=2.0)\n"
+                   "p = F.pad(torch.ones(1, 4, 3), (2, 0, 1, 0))\n"
+                   "c = F.crop(p, 0, 0, 5, 5)\n"
+                   "print(float(g[0, 0, 0]), tuple(p.shape), float(p[0, 0, :2].sum()), float(p[0, 0, 2:5].sum()), float(p[0, 0, 5]))\n"
+                   "print(tuple(c.shape), float(c.sum()), F.rotate(p, 30.0).equal(p))")
+    assert out.splitlines() == ["0.25 (1, 4, 6) 0.0 3.0 0.0", "(1, 5, 5) 12.0 True"]
+
+
+def test_the_stand_in_cv2_warp_affine_gives_the_picture_at_the_asked_size():
+    """A capsule network rotates a digit with `cv2.warpAffine(img.squeeze().numpy(), M, dsize=(28, 28))` and
+    takes the result with `torch.from_numpy` (decision 0268): a numpy array of the asked size (the transform is
+    not applied), where the no-op stand-in's object gave from_numpy nothing. Near miss: another cv2 function
+    stays a no-op."""
+    out = _stubbed("import cv2, numpy as np, torch\n"
+                   "a = np.arange(12, dtype=np.float32).reshape(3, 4)\n"
+                   "m = cv2.getRotationMatrix2D(center=(2, 1.5), angle=10, scale=1.0)\n"
+                   "same, small = cv2.warpAffine(src=a, M=m, dsize=(4, 3)), cv2.warpAffine(a, m, (2, 2))\n"
+                   "print(torch.from_numpy(same).shape, bool((same == a).all()), small.tolist(), type(cv2.resize).__name__)")
+    assert out.splitlines() == ["torch.Size([3, 4]) True [[0.0, 1.0], [4.0, 5.0]] Anything"]
+
+
 def test_the_stand_in_munch_is_a_dict_whose_keys_are_attributes():
     """A template's config is `Munch(vars(args))`, read as `cfg.batch_size`, passed on as `**cfg`
     and dumped with json; munch is not installed here."""

@@ -348,6 +348,19 @@ def cv2_cvt_color(src, code=None, dst=None):
     return numpy.asarray(src) if isinstance(src, numpy.ndarray) else Anything("cvtColor")
 
 
+def cv2_warp_affine(src, M=None, dsize=None, *args, **kwargs):
+    """cv2.warpAffine: the picture as it is, at the size asked for (the stand-in applies no transform; a numpy array,
+    as OpenCV returns, where the no-op's object gave `torch.from_numpy` nothing to take)."""
+    import numpy
+    src = numpy.asarray(src)
+    if dsize is None or tuple(dsize) == (src.shape[1], src.shape[0]):
+        return src.copy()
+    out = numpy.zeros((dsize[1], dsize[0]) + src.shape[2:], dtype=src.dtype)
+    h, w = min(dsize[1], src.shape[0]), min(dsize[0], src.shape[1])
+    out[:h, :w] = src[:h, :w]
+    return out
+
+
 class SummaryWriter:
     """torch.utils.tensorboard.SummaryWriter / tensorboardX: records its creation as a write."""
 
@@ -401,6 +414,7 @@ class _Loader(importlib.abc.Loader):
         if module.__name__ == "cv2":  # a colour picture of the shape OpenCV returns
             module.applyColorMap = apply_color_map
             module.imdecode, module.imread, module.cvtColor = cv2_imdecode, cv2_imread, cv2_cvt_color
+            module.warpAffine = cv2_warp_affine
         if module.__name__ == "matplotlib":
             module.use = lambda *a, **k: None
 

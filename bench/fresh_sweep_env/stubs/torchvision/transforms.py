@@ -178,6 +178,25 @@ functional.rotate = lambda img, angle, *args, **kwargs: _tensor(img)  # importab
 functional.InterpolationMode = InterpolationMode  # where torchvision defines it (`from torchvision.transforms.functional import InterpolationMode`)
 functional.resize = lambda img, size, *args, **kwargs: Resize(size)(img)  # a tensor's [..., H, W], bilinearly
 functional.normalize = lambda tensor, mean, std, inplace=False: Normalize(mean, std)(tensor)  # per channel of (C, H, W)
+functional.adjust_gamma = lambda img, gamma, gain=1: (gain * _tensor(img).clamp(0, 1) ** gamma).clamp(0, 1)  # as a tensor in [0, 1]
+
+
+def _pad(img, padding, fill=0, padding_mode="constant"):
+    """functional.pad: torchvision's (left, top, right, bottom), (left/right, top/bottom) or one for all sides."""
+    p = [padding] * 4 if isinstance(padding, int) else list(padding) * (2 if len(padding) == 2 else 1)
+    return F.pad(_tensor(img), (p[0], p[2], p[1], p[3]), value=float(fill))
+
+
+def _crop(img, top, left, height, width):
+    """functional.crop: [..., top:top+height, left:left+width], zeros where the box leaves the picture (as torchvision)."""
+    x = _tensor(img)
+    h, w = x.shape[-2:]
+    x = F.pad(x, (max(0, -left), max(0, left + width - w), max(0, -top), max(0, top + height - h)))
+    top, left = max(0, top), max(0, left)
+    return x[..., top:top + height, left:left + width]
+
+
+functional.pad, functional.crop = _pad, _crop
 sys.modules[functional.__name__] = functional
 transforms = sys.modules[__name__]  # `from torchvision.transforms import transforms` (the real submodule)
 
