@@ -80,7 +80,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep30a.json", 8),
                                         ("fresh_sweep30c.json", 8),
                                         ("fresh_sweep31c.json", 9),
-                                        ("fresh_sweep31b.json", 9)])
+                                        ("fresh_sweep31b.json", 9),
+                                        ("fresh_sweep32c.json", 9)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -2098,6 +2099,13 @@ def test_the_thirtieth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
 def test_the_thirty_first_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep31c.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep31c.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_c) >= 7 and not part_c & earlier
+
+
+def test_the_thirty_second_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
+    part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep32c.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep32c.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_c) >= 7 and not part_c & earlier
 
