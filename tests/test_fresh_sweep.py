@@ -81,7 +81,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep30c.json", 8),
                                         ("fresh_sweep31c.json", 9),
                                         ("fresh_sweep31b.json", 9),
-                                        ("fresh_sweep32c.json", 9)])
+                                        ("fresh_sweep32c.json", 9),
+                                        ("fresh_sweep32b.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -260,6 +261,29 @@ def test_the_stand_in_gym_action_wrapper_maps_the_action_and_passes_the_rest_thr
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
     assert out.split() == ["[1.0]", "4", "(3,)", "Pendulum-v0", "None"]
+
+
+def test_the_stand_in_gym_reward_and_observation_wrappers_and_a_programs_env_that_calls_the_base_reset():
+    """An RL project's environment module wraps environments in `gym.RewardWrapper` and
+    `gym.ObservationWrapper` subclasses, and its own `ThermalControlEnv(gym.Env)` calls
+    `super().reset(seed=seed)` first, as gymnasium's base seeds `np_random`, and asserts
+    `self.action_space.contains(action)` in `step`: the stand-in had neither wrapper nor `contains`,
+    and its base `reset` raised."""
+    code = ("import gym, numpy as np\n"
+            "class Own(gym.Env):\n"
+            "    def reset(self, seed=None, options=None):\n"
+            "        super().reset(seed=seed); return np.zeros(2), {}\n"
+            "    def step(self, action):\n        return np.ones(2), 2.0, True, False, {}\n"
+            "class Half(gym.RewardWrapper):\n    def reward(self, r):\n        return r / 2\n"
+            "class Plus(gym.ObservationWrapper):\n    def observation(self, o):\n        return o + 1\n"
+            "env = Plus(Half(Own())); first, info = env.reset(seed=3); out = env.step(0)\n"
+            "d, b = gym.spaces.Discrete(3), gym.spaces.Box(-1.0, 1.0, (2,))\n"
+            "print(first.tolist(), out[0].tolist(), out[1], len(out), type(env.unwrapped.np_random).__name__,\n"
+            "      d.contains(2), d.contains(np.int64(0)), d.contains(3), d.contains(1.5), b.contains([0.5, -1.0]), b.contains([2.0, 0.0]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_GYM_API": "new",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["[1.0,", "1.0]", "[2.0,", "2.0]", "1.0", "5", "Generator", "True", "True", "False", "False", "True", "False"]
 
 
 def test_the_stand_in_omegaconf_loads_merges_and_saves_yaml(tmp_path):
@@ -501,6 +525,13 @@ def test_the_twenty_ninth_sweeps_part_a_uses_no_repository_of_an_earlier_sweep()
 def test_the_thirtieth_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
     part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep30b.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep30b.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_b) >= 7 and not part_b & earlier
+
+
+def test_the_thirty_second_sweeps_part_b_uses_no_repository_of_an_earlier_sweep():
+    part_b = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep32b.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep32b.json"
                for p in sweep.manifest(path)["programs"]}
     assert len(part_b) >= 7 and not part_b & earlier
 
@@ -1193,6 +1224,15 @@ def test_the_stand_in_pyplot_shapes_the_axes_of_subplots_as_matplotlib_does():
                    "      plt.subplots(3, 10)[1].shape, plt.subplots(nrows=2, ncols=2, squeeze=False)[1].shape)\n"
                    "fig, (left, right) = plt.subplots(1, 2); left.plot([1]); print('unpacked')")
     assert out.splitlines() == ["(1, 1) (6,) (3, 10) (2, 2)", "unpacked"]
+
+
+def test_the_stand_in_pyplot_colormap_lists_its_colours():
+    """An RL notebook's plot helper picks `colours[i % len(colours)]` from `plt.cm.tab10.colors`:
+    the stand-in's empty object divided by zero; a colormap's other attributes stay stand-ins."""
+    out = _stubbed("import matplotlib.pyplot as plt\n"
+                   "colours = plt.cm.tab10.colors\n"
+                   "print(len(colours), len(colours[3 % len(colours)]), len(plt.cm.tab10.colors[:2]), len(plt.cm.tab10.N))")
+    assert out.split() == ["10", "3", "2", "0"]
 
 
 def test_the_probe_sees_a_write_through_the_runtimes_own_open_hook(tmp_path):

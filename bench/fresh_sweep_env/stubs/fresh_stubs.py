@@ -49,6 +49,9 @@ def _axes(nrows=1, ncols=1, squeeze=True, **kwargs):
 # loader beside a `wandb.init()` run: a real run has none of them; a stand-in's, a new object at each read, had
 # them without end)
 NOT_HELD = frozenset({"set_epoch", "sampler", "batch_sampler"})
+# matplotlib's tab10 colours, as `ListedColormap.colors` gives them (RGB triples in [0, 1])
+TAB10 = tuple(tuple(int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)) for h in
+              ("1f77b4", "ff7f0e", "2ca02c", "d62728", "9467bd", "8c564b", "e377c2", "7f7f7f", "bcbd22", "17becf"))
 
 
 class Anything:
@@ -61,6 +64,8 @@ class Anything:
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__") or name in NOT_HELD:
             raise AttributeError(name)
+        if name == "colors" and self._top == "matplotlib":  # a listed colormap's colours (`plt.cm.tab10.colors`,
+            return TAB10  # indexed `colours[i % len(colours)]`): an empty stand-in divided by zero
         return Anything(name, self._top)
 
     def __call__(self, *args, **kwargs):

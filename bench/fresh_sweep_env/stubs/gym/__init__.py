@@ -31,7 +31,9 @@ class Env:
     metadata = {"render.modes": []}
 
     def reset(self, seed=None, options=None):
-        raise NotImplementedError
+        """gymnasium's Env.reset, which a program's own `reset` calls first (`super().reset(seed=seed)`):
+        it seeds `self.np_random` and returns nothing."""
+        self.np_random = np.random.default_rng(seed)
 
     def step(self, action):
         raise NotImplementedError
@@ -137,3 +139,25 @@ class ActionWrapper(Wrapper):
 
     def step(self, action):
         return self.env.step(self.action(action))
+
+
+class RewardWrapper(Wrapper):
+    """gym.RewardWrapper: `step(action)` gives `self.reward(reward)` for the environment's reward."""
+
+    def step(self, action):
+        out = self.env.step(action)
+        return (out[0], self.reward(out[1]), *out[2:])
+
+
+class ObservationWrapper(Wrapper):
+    """gym.ObservationWrapper: `reset()` and `step()` give `self.observation(obs)` for the environment's."""
+
+    def reset(self, *args, **kwargs):
+        out = self.env.reset(*args, **kwargs)
+        if isinstance(out, tuple):
+            return (self.observation(out[0]), *out[1:])
+        return self.observation(out)
+
+    def step(self, action):
+        out = self.env.step(action)
+        return (self.observation(out[0]), *out[1:])

@@ -1,4 +1,4 @@
-"""gym.spaces for the stand-in: Box and Discrete with `shape`, `high`/`low`, `n`, `seed()` and `sample()`."""
+"""gym.spaces for the stand-in: Box and Discrete with `shape`, `high`/`low`, `n`, `seed()`, `sample()` and `contains()`."""
 
 import numpy as np
 
@@ -25,6 +25,10 @@ class Box(Space):
         high = np.where(np.isfinite(self.high), self.high, 1.0)
         return self.np_random.uniform(low, high).astype(self.dtype)
 
+    def contains(self, x):  # an environment's `assert self.action_space.contains(action)`
+        x = np.asarray(x)
+        return x.shape == self.shape and bool(np.all(x >= self.low) and np.all(x <= self.high))
+
 
 class Discrete(Space):
     def __init__(self, n):
@@ -33,3 +37,7 @@ class Discrete(Space):
 
     def sample(self):
         return int(self.np_random.randint(self.n))
+
+    def contains(self, x):  # an integer (python's or numpy's, or a 0-d array of one) in [0, n)
+        x = np.asarray(x)
+        return x.shape == () and np.issubdtype(x.dtype, np.integer) and 0 <= int(x) < self.n
