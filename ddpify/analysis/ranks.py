@@ -471,15 +471,23 @@ class Ranks:
     def _held(self, test: cst.Name | cst.Attribute, ref: Ref | None) -> list[cst.BaseExpression]:
         """What the name or attribute `test` may hold where it is read: its sources, only those that
         reach the read where a store always made on the way there hides the others (`reaching_stores`),
-        or for an attribute of a parameter what the callers set on it."""
+        or for an attribute of a parameter what the callers set on it, or for an attribute with no
+        store of its own what the program stores into the object it holds (`_stored_elsewhere`, what
+        `is_global_rank` and `is_local_rank` read too: one answer to which values hold the rank).
+
+        Before: MonoDetector's `cfg.GPU_ID = local_rank` (`local_rank = init_dist()`, which returns
+        `dist.get_rank()`) in tools/train_ddp.py made `self.cfg.GPU_ID` the global rank for DDP001
+        in engine/ddp_engine.py, but `if self.cfg.GPU_ID == 0:` there a test the same on every
+        process: its SummaryWriter, `export_cfg` and checkpoint were each "every rank writes"
+        (DDP006; round 31's held-out half, decision 0272)."""
         if ref is None:
             return []
         sources = self.facts.sources(ref) + of(self.facts).instance_stores(ref)
         reaching = self.reaching_stores(test) if sources else None
         if reaching is not None:  # `self.path` read just after `self.set_path()` stored it
             return reaching
-        if not sources and isinstance(test, cst.Attribute):
-            return self.attribute_of_passed(ref)  # `args.should_save` set by the caller of `train(args)`
+        if not sources and isinstance(test, cst.Attribute):  # `args.should_save` set by the caller of `train(args)`
+            return self.attribute_of_passed(ref) or self._stored_elsewhere(test)
         later = self._stored_after_in_one_run(test, ref) if isinstance(test, cst.Attribute) else set()
         return [s for s in sources if id(s) not in later]
 
