@@ -411,6 +411,39 @@ def _single_pass(facts: Facts, loop: cst.CSTNode, depth: int = 3) -> bool:
     return depth > 0 and bool(sites) and all(_single_pass(facts, c, depth - 1) for c in sites)
 
 
+def iterated_once(facts: Facts, call: cst.CSTNode) -> bool:
+    """Is `call` an iterator over a loader made once per run and only drawn from: `it =
+    iter(loader)` (`enumerate(loader)`, `loader.__iter__()`) bound to a name no other statement
+    binds, at a place no loop repeats (`_single_pass`: no loop around it, here or around the calls
+    of its function), the name read only as `next(it)` or `it.__next__()`? However many batches the
+    steps draw, they draw them from one pass over the loader: one epoch, one order.
+
+    Before: DANNet's `trainloader_iter = enumerate(trainloader)`, drawn by `__next__()` in `for i_iter
+    in range(args.num_steps):` over a data set sized to the steps, was "nothing calls its
+    set_epoch" (DDP002 x2; round 31's held-out half, decision 0272)."""
+    if not (isinstance(call, cst.Call) and (dotted(call.func) in ("iter", "enumerate") and call.args
+                                            or isinstance(call.func, cst.Attribute) and call.func.attr.value == "__iter__")):
+        return False
+    assign = facts.parent(call)
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name)):
+        return False
+    ref = facts.ref(assign.targets[0].target, assign)
+    if ref is None or [s for _, s in _bindings(facts, ref)] != [assign] or not _single_pass(facts, assign):
+        return False
+    reads = [n for n in facts.references(ref.scope, ref.name) if n is not assign.targets[0].target and facts.ref(n) == ref]
+    return bool(reads) and all(_drawn_by_next(facts, n) for n in reads)
+
+
+def _drawn_by_next(facts: Facts, name: cst.Name) -> bool:
+    """Is `name` read as `next(name)` (with a default or not) or `name.__next__()`?"""
+    parent = facts.parent(name)
+    if isinstance(parent, cst.Arg) and isinstance(call := facts.parent(parent), cst.Call):
+        return dotted(call.func) == "next" and call.args[0] is parent
+    return isinstance(parent, cst.Attribute) and parent.attr.value == "__next__" \
+        and isinstance(call := facts.parent(parent), cst.Call) and call.func is parent and not call.args
+
+
 def unfed_training(facts: Facts, models: Models, found: Loaders) -> cst.For | cst.While | None:
     """The training no DataLoader feeds, where a model is wrapped and no loader of the module is
     sharded, split by hand, left whole for a reason of its own or split by itself: the loop that

@@ -11,7 +11,7 @@ from ddpify.analysis import objects
 from ddpify.analysis.call_branches import passed_truth, trains_for
 from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key, trims_the_padding
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
-from ddpify.analysis.loaders import SHARDING_WORDS, TrainingReads, bound_or_none_tested, drawing_from, \
+from ddpify.analysis.loaders import SHARDING_WORDS, TrainingReads, bound_or_none_tested, drawing_from, iterated_once, \
     handed_for_its_epoch_only, loaders_of, samples_data
 from ddpify.analysis.ranks import counts_this_nodes_gpus
 from ddpify.syntax import matchers as mt
@@ -86,8 +86,9 @@ def sampler_without_set_epoch(ctx: Context) -> Iterator[Hit]:
     or module (or a helper only those hooks call): Lightning's loop calls its `set_epoch`. Nor is
     one whose loader is read only in loops that run once (`for epoch in range(1):`, around the read
     or around every call of the function that reads it), or only by a loop over it that no loop
-    repeats (at the script's top level, or in a function no call of which is in a loop): one epoch
-    has no order to repeat.
+    repeats (at the script's top level, or in a function no call of which is in a loop), or only
+    through an iterator made once there and drawn by `next()` (`it = enumerate(loader)` above the
+    step loop, never made again): one epoch has no order to repeat.
     Also found: a `set_epoch` called only `if isinstance(sampler, DistributedSampler):` where the
     sampler is the project's own (a batch sampler class with a `set_epoch`, built to shuffle), which
     never passes the test; and a `set_epoch` that runs once, before the epochs (in no loop of a
@@ -193,6 +194,10 @@ def _read_in_one_epoch(ctx: Context, sampler: cst.Call) -> bool:
     there is one epoch, and `set_epoch(0)` would give the order the sampler already draws:
     nothing to reorder.
 
+    Also where the loader is read only through iterators made once per run and drawn by `next()`
+    (`loaders.iterated_once`: `it = enumerate(loader)` above `for step in range(num_steps):
+    batch = it.__next__()`): one pass, however many steps draw from it.
+
     Before: a tutorial's `for i, (x, y) in enumerate(train_loader):` at the top level of the
     script, its one pass over the data, was "nothing calls its set_epoch(epoch)" (DDP002); now a
     single pass is one epoch."""
@@ -219,7 +224,8 @@ def _read_in_one_epoch(ctx: Context, sampler: cst.Call) -> bool:
         return True
     # `enumerate(loader)`, `tqdm(loader)` as the iterable of a loop over it: that loop's read
     handed = [c for c in passed if not any(isinstance(lp, cst.For) and f.is_inside(c, lp.iter) for lp in loops)]
-    return bool(loops) and not handed and all(unrepeated(lp) for lp in loops)
+    drawn = [c for c in handed if iterated_once(f, c)]  # `it = iter(loader)` made once, drawn by `next(it)`
+    return bool(loops or drawn) and len(drawn) == len(handed) and all(unrepeated(lp) for lp in loops)
 
 
 def _runs_once(loop: cst.For | cst.While) -> bool:
