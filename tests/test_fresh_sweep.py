@@ -82,7 +82,8 @@ Probe = sweep.Probe
                                         ("fresh_sweep31c.json", 9),
                                         ("fresh_sweep31b.json", 9),
                                         ("fresh_sweep32c.json", 9),
-                                        ("fresh_sweep32b.json", 8)])
+                                        ("fresh_sweep32b.json", 8),
+                                        ("fresh_sweep32a.json", 8)])
 def test_the_manifest_halves_follow_the_recorded_rule_and_share_no_repository(name, size):
     data = sweep.manifest(ROOT / "bench" / name)
     repos = sorted({p["repo"] for p in data["programs"]}, key=lambda r: hashlib.sha1(r.encode()).hexdigest())
@@ -2129,6 +2130,13 @@ def test_the_thirty_first_sweeps_part_a_uses_no_repository_of_an_earlier_sweep()
     assert len(part_a) >= 7 and not part_a & earlier
 
 
+def test_the_thirty_second_sweeps_part_a_uses_no_repository_of_an_earlier_sweep():
+    part_a = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep32a.json")["programs"]}
+    earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep32a.json"
+               for p in sweep.manifest(path)["programs"]}
+    assert len(part_a) >= 7 and not part_a & earlier
+
+
 def test_the_thirtieth_sweeps_part_c_uses_no_repository_of_an_earlier_sweep():
     part_c = {p["repo"].lower() for p in sweep.manifest(ROOT / "bench" / "fresh_sweep30c.json")["programs"]}
     earlier = {p["repo"].lower() for path in (ROOT / "bench").glob("fresh_sweep*.json") if path.name != "fresh_sweep30c.json"
@@ -2208,3 +2216,41 @@ def test_the_stand_in_image_folder_names_its_samples_by_the_folders_files(tmp_pa
         "4 ['data/a/x.jpg', 'data/b/y.jpg', 'data/b/z.jpg', 'data/a/x.jpg'] True",
         "(32, 32) (16, 16)",
         "['0.png', '1.png']"]
+
+
+def test_the_stand_in_sklearn_scores_mean_absolute_percentage_error_as_a_number():
+    """A trainer averages `mean_absolute_percentage_error(y, predicted)` over its batches with numpy
+    (the thirty-second sweep's sine LSTM, decision 0266): a no-op stand-in's object has no average.
+    Near miss: another metric stays a no-op."""
+    out = subprocess.run([sys.executable, "-c", "import fresh_stubs; fresh_stubs.install()\n"
+                          "from sklearn.metrics import mean_absolute_percentage_error as mape, r2_score\nimport numpy as np\n"
+                          "print(mape([1.0, 2.0], np.array([1.5, 1.0])), type(r2_score([0], [0])).__name__)"],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "FRESH_SWEEP_EXTRA_STUBS": "sklearn",
+                              "PYTHONPATH": str(ROOT / "bench" / "fresh_sweep_env" / "stubs")}).stdout
+    assert out.split() == ["0.5", "Anything"]
+
+
+def test_the_stand_in_gym_seeds_a_programs_own_environment_and_its_spaces_check_an_action():
+    """A grid world of its own (`class GridWorldEnv(gym.Env)`) seeds itself with
+    `self.np_random, seed = seeding.np_random(seed)` and asserts `self.action_space.contains(action)`
+    in its step (the thirty-second sweep, decision 0266): the same seed gives the same draws; near
+    misses: no seed draws one, an action out of range or of another kind is not contained."""
+    out = _stubbed("import numpy as np\nfrom gym import spaces\nfrom gym.utils import seeding\n"
+                   "a, s = seeding.np_random(3); b, _ = seeding.np_random(3); c, t = seeding.np_random()\n"
+                   "d = spaces.Discrete(4); box = spaces.Box(-1.0, 1.0, shape=(2,))\n"
+                   "print(s, a.randint(100) == b.randint(100), isinstance(t, int), d.contains(3), d.contains(np.int64(0)),"
+                   " d.contains(4), d.contains(1.5), box.contains(np.zeros(2)), box.contains(np.full(2, 2.0)))")
+    assert out.split() == ["3", "True", "True", "True", "True", "False", "False", "True", "False"]
+
+
+def test_the_stand_in_torchnet_meter_gives_top_k_accuracies_in_percent():
+    """A trainer keeps `ClassErrorMeter([1, 5], True)` and formats `value()[0]` with '%.4f' (the
+    thirty-second sweep's CBAM trainer, decision 0266); near miss: accuracy=False gives the errors."""
+    out = _stubbed("import torch\nfrom torchnet.meter import ClassErrorMeter\n"
+                   "m = ClassErrorMeter([1, 2], True); e = ClassErrorMeter([1], False)\n"
+                   "scores = torch.tensor([[0.9, 0.1, 0.0], [0.2, 0.3, 0.5], [0.1, 0.6, 0.3], [0.5, 0.4, 0.1]])\n"
+                   "labels = torch.tensor([0, 1, 1, 1])\n"
+                   "m.add(scores, labels); e.add(scores, labels)\n"
+                   "print(m.value(), e.value())")
+    assert out.strip() == "[50.0, 100.0] [50.0]"

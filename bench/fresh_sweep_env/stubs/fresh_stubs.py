@@ -220,6 +220,17 @@ def accuracy_score(y_true, y_pred, normalize=True, sample_weight=None):
     return float((right * weights).sum() / weights.sum()) if normalize else float((right * weights).sum())
 
 
+def mean_absolute_percentage_error(y_true, y_pred, sample_weight=None, multioutput="uniform_average"):
+    """sklearn.metrics.mean_absolute_percentage_error: the mean of |y_true - y_pred| / max(|y_true|, eps),
+    a float as sklearn's is (a program averages it over its batches with numpy)."""
+    import numpy
+    y_true = numpy.asarray(y_true, dtype=float).reshape(-1)
+    y_pred = numpy.asarray(y_pred, dtype=float).reshape(-1)
+    errors = numpy.abs(y_true - y_pred) / numpy.maximum(numpy.abs(y_true), numpy.finfo(numpy.float64).eps)
+    weights = numpy.ones(errors.shape) if sample_weight is None else numpy.asarray(sample_weight, dtype=float)
+    return float((errors * weights).sum() / weights.sum())
+
+
 def _rng(random_state):
     import numpy
     return random_state if isinstance(random_state, numpy.random.RandomState) else numpy.random.RandomState(random_state)
@@ -412,6 +423,7 @@ class _Loader(importlib.abc.Loader):
             module.SummaryWriter = SummaryWriter
         if module.__name__ == "sklearn.metrics":  # a number, as a program adds it up (FRESH_SWEEP_EXTRA_STUBS=sklearn)
             module.accuracy_score = accuracy_score
+            module.mean_absolute_percentage_error = mean_absolute_percentage_error
         if module.__name__ == "sklearn.datasets":  # toy data sets of points, as sklearn draws them
             module.make_moons, module.make_circles, module.make_regression = make_moons, make_circles, make_regression
         if module.__name__ == "sklearn.model_selection":  # the rows split as sklearn splits them

@@ -1,0 +1,1 @@
+"""gym.utils: `seeding` (a program's own environment seeds its generator: `seeding.np_random(seed)`)."""
