@@ -427,6 +427,41 @@ def test_the_configuration_hydra_reads_beside_the_script_is_copied_beside_the_co
     assert copied == sorted(["train.py", *files]), result.output
 
 
+@pytest.mark.parametrize("bound, config_path, anchored_", [
+    ("", '"../configs/toy"', True), ("", "'../configs/toy'", True),
+    ('CONFIG = f"../configs/toy"\n', "CONFIG", True),  # SWG-pytorch: a module-level name bound to an f-string
+    ("", '"conf"', False), ("", '"pkg://proj.conf"', False),
+    ('CONFIG = "conf"\n', "CONFIG", False),  # beside the script: copied, the name kept
+])
+def test_hydras_config_folder_above_the_script_is_the_originals_where_written_into_another_folder(
+        tmp_path, bound, config_path, anchored_):
+    """SWG-pytorch's toy branch (decision 0267): `scripts/train.py` under
+    `@hydra.main(config_path="../configs/toy", config_name="config")`, converted with -o: hydra
+    reads a relative `config_path` beside the decorated module's own file, the output's, and
+    `out/../configs/toy/config.yaml` did not exist (FileNotFoundError under torchrun and python, the
+    report silent). Above the script's folder it is joined to the original's folder (said in the
+    report); beside it (copied beside the output) and a `pkg://` path stay as written."""
+    project, out = tmp_path / "proj", tmp_path / "elsewhere" / "out"
+    (project / "scripts" / "conf").mkdir(parents=True)
+    (project / "configs" / "toy").mkdir(parents=True)
+    out.parent.mkdir()
+    for folder in (project / "configs" / "toy", project / "scripts" / "conf"):
+        (folder / "config.yaml").write_text("epochs: 2\n")
+    (project / "scripts" / "train.py").write_text(
+        "import hydra\n" + LOOP + bound + f"\n\n@hydra.main(config_path={config_path}, config_name=\"config\")\ndef main(cfg):\n"
+        + textwrap.indent(ENTRY.replace("from engine.loop import fit\nfrom engine.util import helper\n", "")
+                          .replace("helper()", "cfg.epochs"), "    ") + "\n\nmain()\n")
+    result = CliRunner().invoke(main, ["convert", str(project / "scripts" / "train.py"), "-o", f"{out}/"])
+    assert result.exit_code == 0, result.output
+    decorator = next(line for line in (out / "train.py").read_text().splitlines() if "hydra.main" in line)
+    assert (f"config_path={config_path}" not in decorator) is anchored_ and ("in this path, which climbs above" in result.output) is anchored_
+    if config_path != '"pkg://proj.conf"':
+        run = subprocess.run([sys.executable, str(out / "train.py")], capture_output=True, text=True, cwd=tmp_path,
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                 [str(project / "scripts"), str(Path(__file__).parent.parent / "bench" / "fresh_sweep_env" / "stubs")])})
+        assert run.returncode == 0, run.stderr
+
+
 def test_under_ddpify_run_the_configuration_hydra_reads_beside_the_script_is_in_the_runs_folder(tmp_path, monkeypatch):
     """The run's folder holds the converted script: hydra's configuration beside the original goes
     there too, or the run stops at the decorator."""

@@ -21,7 +21,12 @@ cfg["data"])`: a data set named on the command line; a name bound once to a stri
 that literal). `ddpify run`
 writes its copies into a private folder and anchors them the same way. A path that stays in the
 module's folder keeps `__file__` as it is. `sys.modules[__name__].__file__` is the module's
-`__file__` too (a module that names itself so): anchored the same way.
+`__file__` too (a module that names itself so): anchored the same way. So is the folder
+`@hydra.main(config_path=...)` names relative to the decorated module's file where it climbs
+above that folder or is known at run time only (`config_path="../configs/toy"` in
+`scripts/train.py`, or a name bound to it; the configuration beside the script is copied beside
+the output; decision 0267): hydra takes an absolute folder, the original's
+(`config_path=os.path.join(os.path.dirname(<the original's file>), "../configs/toy")`).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ def anchored(code: bytes, original: Path, written: Path) -> tuple[bytes, list[in
     original in each path built from it that climbs above the module's folder, and the lines changed
     (1-based, in `code`); unchanged where the module is written into its own folder or nothing climbs."""
     original, written = Path(os.path.realpath(original)), Path(os.path.realpath(written))
-    if b"__file__" not in code or original.parent == written.parent:
+    if b"__file__" not in code and b"hydra" not in code or original.parent == written.parent:
         return code, []
     try:
         tree = ast.parse(code)
@@ -55,7 +60,7 @@ def anchored(code: bytes, original: Path, written: Path) -> tuple[bytes, list[in
                           for n in tree.body) else '__import__("os").'
     anchor = f'{prefix}path.normpath({prefix}path.join({prefix}path.dirname(__file__), "{rel}"))'
     lines = code.splitlines(keepends=True)
-    found = _edits(tree, lines, anchor.encode())
+    found = _edits(tree, lines, anchor.encode()) | _hydra_edits(tree, lines, anchor.encode(), prefix.encode())
     edits = {e for e in found if not any(o != e and o[0] == e[0] and o[1] <= e[1] and e[2] <= o[2] for o in found)}
     for line, start, end, text in sorted(edits, reverse=True):  # (one inside another's span: the other does it)
         lines[line - 1] = lines[line - 1][:start] + text + lines[line - 1][end:]
@@ -98,6 +103,64 @@ def _edits(tree: ast.Module, lines: list[bytes], anchor: bytes) -> set[tuple[int
         elif text is not None:
             edits.add((node.lineno, node.col_offset, node.col_offset + len(node.id), b"(" + text + b")"))
     return edits
+
+
+def hydra_main_arguments(tree: ast.Module) -> list[dict[str, ast.expr]]:
+    """`{"config_path": ..., "config_name": ...}` (the arguments given, positional or by keyword) of
+    each `@hydra.main(...)` (or `@main(...)`) decorating a function of the module (`string_value`
+    reads them)."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for call in node.decorator_list:
+            if isinstance(call, ast.Call) and ast.unparse(call.func) in ("hydra.main", "main"):
+                given = dict(zip(("config_path", "config_name"), call.args))
+                found.append(given | {k.arg: k.value for k in call.keywords if k.arg in ("config_path", "config_name")})
+    return found
+
+
+def _hydra_edits(tree: ast.Module, lines: list[bytes], anchor: bytes, prefix: bytes) -> set[tuple[int, int, int, bytes]]:
+    """(line, start, end, text): each `@hydra.main` `config_path` that climbs above the module's
+    folder (a literal, or a name bound once to one: `config_path = f"../configs/toy"`) or is known
+    at run time only, joined to the original's folder (hydra reads a relative one beside the
+    decorated module's own file, the output's; an absolute one is kept by the join)."""
+    bindings = bindings_of(tree)
+    edits = set()
+    for given in hydra_main_arguments(tree):
+        path = given.get("config_path")
+        if path is None or isinstance(path, ast.Constant) and not isinstance(path.value, str):
+            continue  # (config_path=None: no folder)
+        value = string_value(path, bindings)
+        if value is not None and (value.startswith("pkg://") or os.path.isabs(value)
+                                  or os.path.normpath(value).split(os.sep)[0] != ".."):
+            continue  # (beside the module: copied beside the output; a value known at run time only: anchored)
+        text = _source(path, lines)
+        if text:
+            edits.add((path.lineno, path.col_offset, path.col_offset + len(text),
+                       prefix + b"path.join(" + prefix + b"path.dirname(" + anchor + b"), " + text + b")"))
+    return edits
+
+
+def bindings_of(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """name -> the values assigned to it (`NAME = value`) anywhere in the module."""
+    bindings: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bindings.setdefault(node.targets[0].id, []).append(node.value)
+    return bindings
+
+
+def string_value(expr: ast.expr, bindings: dict[str, list[ast.expr]]) -> str | None:
+    """The string `expr` is: a literal, an f-string with nothing to format, or a name bound once to
+    one (`config_path = f"../configs/toy"`); else None (known at run time only)."""
+    if isinstance(expr, ast.Name) and len(bindings.get(expr.id, [])) == 1:
+        expr = bindings[expr.id][0]
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return expr.value
+    if isinstance(expr, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in expr.values):
+        return "".join(str(v.value) for v in expr.values if isinstance(v, ast.Constant))
+    return None
 
 
 def _is_file(node: ast.AST) -> TypeGuard[ast.expr]:

@@ -198,24 +198,19 @@ def _hydra_configs(code: bytes) -> set[str]:
     tree = _parsed(code) if b"hydra" in code else None
     if tree is None:
         return set()
-    found = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    from ddpify.output.file_paths import bindings_of, hydra_main_arguments, string_value
+
+    found, bindings = set(), bindings_of(tree)
+    for given in hydra_main_arguments(tree):  # (a name bound once to a literal: `CONFIG = "conf"`, that literal)
+        values = {k: v for k, v in ((k, string_value(e, bindings)) for k, e in given.items()) if v is not None}
+        path = values.get("config_path", "")
+        if path.startswith("pkg://") or Path(path).is_absolute():
             continue
-        for call in node.decorator_list:
-            if not (isinstance(call, ast.Call) and ast.unparse(call.func) in ("hydra.main", "main")):
-                continue
-            given = dict(zip(("config_path", "config_name"), call.args))
-            given |= {k.arg: k.value for k in call.keywords if k.arg in ("config_path", "config_name")}
-            values = {k: v.value for k, v in given.items() if isinstance(v, ast.Constant) and isinstance(v.value, str)}
-            path = values.get("config_path", "")
-            if path.startswith("pkg://") or Path(path).is_absolute():
-                continue
-            if path.strip(". /"):
-                found.add(path)
-            if "config_name" in values:
-                name = values["config_name"]
-                found.add(str(PurePosixPath(path or ".") / (name if name.endswith((".yaml", ".yml")) else name + ".yaml")))
+        if path.strip(". /"):
+            found.add(path)
+        if "config_name" in values:
+            name = values["config_name"]
+            found.add(str(PurePosixPath(path or ".") / (name if name.endswith((".yaml", ".yml")) else name + ".yaml")))
     return found
 
 
