@@ -62,6 +62,7 @@ import os
 import random
 import re
 import sys
+import types
 import warnings
 import weakref
 from collections import OrderedDict
@@ -1547,7 +1548,10 @@ def set_epoch(obj: Any, epoch: Optional[int] = None) -> Any:
     """Call ``set_epoch(epoch)`` on every sampler behind ``obj``, and return ``obj``.
 
     ``obj``: a DataLoader (its ``.sampler`` and ``.batch_sampler.sampler``), a sampler, a batch
-    sampler, or a dict/list/tuple of those. Objects without ``set_epoch`` are skipped silently.
+    sampler, or a dict/list/tuple of those; a program's object that keeps loaders, and a generator
+    over one (``cycle(loader)`` stepped with ``next()``: the loaders its frame holds, each of
+    whose passes then starts with the number the step loop last gave). Objects without
+    ``set_epoch`` are skipped silently.
     Returning ``obj`` lets a loop that builds its loader in its own header reshuffle it:
     ``for x, y in set_epoch(DataLoader(...), epoch):``.
 
@@ -1662,6 +1666,10 @@ def _set_epoch(obj: Any, epoch: Optional[int], seen: set, site: "tuple[Any, list
         if isinstance(obj, DistributedSampler):  # a loader shard_loader makes over its data later continues it
             _STATE.remade_over[id(obj.dataset)] = obj
         return epoch is not None and last is not None and epoch < last[0]
+    if isinstance(obj, types.GeneratorType):  # an endless generator over a loader (`def cycle(dl): while True:
+        frame = obj.gi_frame  # for x in dl: yield x`, then `next(gen)` a step): the loaders its frame holds
+        return frame is not None and any([_set_epoch(v, epoch, seen, site) for v in list(frame.f_locals.values())
+                                          if isinstance(v, DataLoader)])
     if not hasattr(obj, "sampler") and not hasattr(obj, "batch_sampler") and hasattr(obj, "__dict__") \
             and not isinstance(obj, type):  # a program's wrapper of a loader (`DeviceDataLoader(dl)`): the loaders it keeps
         return any([_set_epoch(v, epoch, seen, site) for v in vars(obj).values() if isinstance(v, DataLoader)])

@@ -813,6 +813,36 @@ def test_set_epoch_reaches_the_loader_a_programs_wrapper_keeps():
     assert other.epoch == 0
 
 
+def _cycle(dl):
+    while True:
+        for batch in dl:
+            yield batch
+
+
+def _once(dl):
+    yield from dl
+
+
+def test_set_epoch_reaches_the_loader_an_endless_generator_passes_over():
+    """SWG-pytorch's Trainer (decision 0267) steps `next(self.dataloader)` of `cycle(DataLoader(...))`
+    and the conversion calls `set_epoch(self.dataloader, step)` each step: a generator has no
+    sampler, the call numbered nothing, and every pass of the cycle drew the first pass's order (the
+    self-check said same-order). The loaders its frame holds are numbered, started or not; a
+    generator over no loader, or one that has finished, is skipped."""
+    sampler = DistributedSampler(DATA, num_replicas=2, rank=0)
+    gen = _cycle(DataLoader(DATA, sampler=sampler, batch_size=2))
+    assert rt.set_epoch(gen, 2) is gen and sampler.epoch == 2 + 1
+    next(gen)
+    rt.set_epoch(gen, 5)
+    assert sampler.epoch == 5 + 1
+    other = DistributedSampler(DATA, num_replicas=2, rank=0)
+    finished = _once(DataLoader(DATA, sampler=other, batch_size=4))
+    list(finished)  # exhausted: no frame left
+    rt.set_epoch(finished, 1)
+    rt.set_epoch(_once([1, 2]), 1)  # over no loader: nothing to number
+    assert other.epoch == 0
+
+
 # --------------------------------------------------------------------------- ShardedSampler
 
 
