@@ -124,7 +124,7 @@ SAID_LINE = re.compile(r"(?:\[[^\]]*\]:)?ddpify: (.+?):(\d+): ([a-z]+(?:-[a-z]+)
 # verdict -> the report's rewrites whose warnings are of its class, the self-check's checks of its class
 CLASSES = {
     "runs": (("init-distributed", "launcher-arg", "local-device", "load-map-location", "unwrap-model", "agree-search"),
-             ("uneven-batches", "missing-step", "empty-shard", "schedule-steps")),
+             ("uneven-batches", "missing-step", "empty-shard", "schedule-steps", "early-read")),
     "sharded": (("shard-data", "set-epoch"), ("unsharded-loader",)),
     "reshuffled": (("shard-data", "set-epoch"), ("same-order",)),
     "params": (("wrap-model", "accumulate-no-sync", "agree-plateau", "agree-stop", "agree-clock", "agree-search"),

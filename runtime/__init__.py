@@ -563,7 +563,9 @@ def _install_excepthook() -> None:
     (``_unused_parameters_hint``); an error of a learning-rate schedule while this process trains
     on shards, one naming each sharded loader's batches per process (``_schedule_hint``); an
     attribute of the model read from its DDP wrapper, one naming the line and the fix
-    (``_wrapper_attribute_hint``)."""
+    (``_wrapper_attribute_hint``); a read, on another process than the main one, of a file the
+    main process writes in this run and had not written yet, one naming the read and the write
+    (``_early_read_hint``)."""
     previous = sys.excepthook
 
     def excepthook(kind: Any, value: Any, traceback: Any) -> None:
@@ -578,6 +580,9 @@ def _install_excepthook() -> None:
                 return
             if (hint := _schedule_hint(value.__traceback__) or _wrapper_attribute_hint(value)) is not None:
                 _say(hint, raising=False)
+                return
+            if (hint := _early_read_hint(value)) is not None:
+                _say(hint, raising=False, speaker=True)  # this process alone knows it
                 return
             value = value.__cause__ or value.__context__
 
@@ -817,14 +822,60 @@ def _wrapper_attribute_hint(error: BaseException) -> "Optional[_Finding]":
                     f"`unwrap(model).{name}` (unwrap from ddpify_runtime)")
 
 
-def _say(finding: "_Finding", raising: bool = True) -> None:
+def _early_read_hint(error: BaseException) -> "Optional[_Finding]":
+    """What to do where a read ended this process (not the main one) for want of a file that the
+    main process writes in this run (``early-read``, at the user's line that read it): the
+    conversion runs a save on the main process only, and no barrier stands between it and a
+    read on every process (one it could not place: the save's function is called inside an
+    ``except`` or an ``if`` that some processes may skip), so this process read before the main
+    process wrote. The main process puts each path it writes, with its line, in the process
+    group's store (``_SelfCheck.announce``); on a ``FileNotFoundError`` this process waits up to
+    ``READ_WAIT_S`` seconds for its path there, then names both lines. None for any other error,
+    on the main process, with one process or the checks off, and where the main process does
+    not write that file within the wait (a file missing before the run and never written: the
+    program's own error)."""
+    check = _STATE.self_check or _STATE.exit_check
+    name = getattr(error, "filename", None)
+    if not isinstance(error, FileNotFoundError) or not isinstance(name, (str, bytes, os.PathLike)) \
+            or check is None or get_world_size() < 2 or get_rank() == 0:
+        return None
+    store = _default_store()
+    if store is None:
+        return None
+    import time
+    try:
+        key = check.wrote_key(os.path.abspath(os.fsdecode(name)))
+        deadline = time.monotonic() + READ_WAIT_S
+        while not store.check([key]):
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.1)
+        written = store.get(key).decode()
+    except Exception:  # the store went away, a path that is no text: no finding
+        return None
+    user, traceback = None, error.__traceback__
+    while traceback is not None:
+        user = traceback if not _is_library(traceback.tb_frame.f_code.co_filename) else user
+        traceback = traceback.tb_next
+    if user is None:
+        return None
+    return _Finding("early-read", _shown_path(user.tb_frame.f_code.co_filename), user.tb_lineno,
+                    f"rank {get_rank()} read {os.path.basename(os.fsdecode(name))} before the main process had "
+                    f"written it: the main process writes it in this run ({written}), this process found no file",
+                    "put a barrier() between the write and this read where every process passes it (after the "
+                    "statement that calls the save, outside any `if`, `try` or `except` that some processes may "
+                    "skip), or save on every process under a name of its own")
+
+
+def _say(finding: "_Finding", raising: bool = True, speaker: Optional[bool] = None) -> None:
     """A finding every process makes alike, outside the self-check's exchanges: reported by the
     self-check where it is on (its block, ``DDPIFY_VERIFY_JSON``, strict), else printed by the
-    main process as a line of its own. ``raising``: never raise for it (an exception hook)."""
+    main process as a line of its own. ``raising``: never raise for it (an exception hook).
+    ``speaker``: True where this process alone knows it (``early-read``)."""
     check = _STATE.self_check or _STATE.exit_check
     if check is not None:
-        check.report([finding], raising=raising)
-    elif is_main_process():
+        check.report([finding], speaker=speaker, raising=raising)
+    elif is_main_process() if speaker is None else speaker:
         _BUILTIN_PRINT(f"ddpify: {finding.file}:{finding.line}: {finding.check}: {finding.message}; {finding.fix}",
                        file=sys.stderr)
 
@@ -2440,6 +2491,7 @@ SHOWN_NAMES = 4  # parameter names shown per finding, then "(+N more)"
 CHECKED_STEPS = 50  # the per-step checks end after this many optimizer steps, or backward passes without one
 EXCHANGE_WAIT_S = 30.0  # the longest wait for another process's checksums (less with a short DDPIFY_TIMEOUT)
 KEPT_WRITES = 256  # distinct paths each process records as opened for writing (with the first opener's line)
+READ_WAIT_S = 20.0  # the longest a process that a missing file ended waits for the main process to write it (early-read)
 SHOWN_WRITES = 3  # files written by several processes named at exit, then "and N more"
 
 
@@ -2878,6 +2930,7 @@ class _SelfCheck:
         self.writes: "dict[str, tuple[str, int]]" = {}  # absolute path opened for writing -> first opener's site
         self.orders: "dict[tuple[str, int], dict[str, str]]" = {}  # training loader's site -> _order_fingerprint
         self.write_undo: List[Any] = []
+        self.store: Any = None  # where the main process announces its writes (record_writes)
         self.step_undo: List[Any] = []
         self.pass_undo: List[Any] = []
 
@@ -2945,6 +2998,7 @@ class _SelfCheck:
         ``saved``."""
         check = self
         record = self._record
+        self.store = _default_store() if get_rank() == 0 else None
 
         def opener(original: Any) -> Any:
             def open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
@@ -3001,6 +3055,19 @@ class _SelfCheck:
                 path = os.path.abspath(os.fsdecode(file))
                 if path not in self.writes and not path.startswith(("/dev/", "/proc/")) and not _hidden(path):
                     self.writes[path] = _site(frame)
+                    self.announce(path)
+
+    def wrote_key(self, path: str) -> str:
+        return f"{self.prefix}wrote/{path}"
+
+    def announce(self, path: str) -> None:
+        """On the main process, while writes are recorded: ``path`` and its writer's line in the
+        store, for another process that a read of it ended before it was written
+        (``_early_read_hint``). One ``set`` per path, as many as ``KEPT_WRITES``."""
+        if self.store is not None:
+            file, line = self.writes[path]
+            with contextlib.suppress(Exception):  # the store went away: nothing to tell
+                self.store.set(self.wrote_key(path), f"{file}:{line}")
 
     def wrote(self, file: Any, frame: Any) -> None:
         """``atomic_write(file)`` finished its block at ``frame``: recorded as a write of ``file``

@@ -1049,6 +1049,33 @@ def test_a_save_through_atomic_write_that_every_process_reached_is_one_finding_a
     assert err[1].startswith("train.py:4: shared-write: every process wrote best_val.pth: ")
 
 
+def test_the_main_process_announces_its_writes_and_a_read_that_found_none_of_them_is_named(
+        check, monkeypatch, rank0_of_2_with_a_store, tmp_path):
+    """DCWP (31a): rank 1 loaded a checkpoint that the main process saved a moment later, and died
+    silent. The main process puts each path it writes in the store; a process that a missing file
+    ends waits for its path there (`early-read` at its read's line). Near miss: a file nobody writes
+    in the run (missing before it, the program's own error): no finding, after the bounded wait."""
+    checking = rank0_writes(check, monkeypatch, rank1=None, code=ATOMIC_SAVE)
+    key = checking.wrote_key(str(tmp_path / "best_val.pth"))
+    assert rank0_of_2_with_a_store.get(key) == b"train.py:4"
+    checking.store = None  # rank 1 announces nothing
+    (tmp_path / "best_val.pth").unlink()  # as rank 1 found the folder: before the main process's save
+    rt._STATE.self_check = checking
+    monkeypatch.setattr(rt, "get_rank", lambda: 1)
+    monkeypatch.setattr(rt, "READ_WAIT_S", 0.3)
+    found = {}
+    for name in ("best_val.pth", "pretrained.pth"):
+        try:
+            exec(compile(f"import torch\nstate = torch.load({name!r})\n", "resume.py", "exec"), {})
+        except FileNotFoundError as error:
+            found[name] = rt._early_read_hint(error)
+    assert found["pretrained.pth"] is None
+    hint = found["best_val.pth"]
+    assert (hint.check, hint.file, hint.line) == ("early-read", "resume.py", 2)
+    assert hint.message.startswith("rank 1 read best_val.pth before the main process had written it: the main "
+                                   "process writes it in this run (train.py:4)")
+
+
 PROBED_NAME = textwrap.dedent("""\
     import os
     run = 1

@@ -294,3 +294,43 @@ def test_a_data_set_listed_from_a_set_of_strings_is_a_finding_at_exit_and_a_sort
     assert f"from_set.py:{line}: data-order: this training loader's data set holds names differently on each " \
            "process" in trigger.output, trigger.output
     assert "self-check" not in near.output, near.output
+
+
+# DCWP's pruning solver (round 31's tuning half of 31a): `train_ERM` saves the pretrained checkpoint
+# on the main process only, inside the `except` of a `try` that loads it, so no barrier follows the
+# save; rank 1 loaded it at once and stopped with FileNotFoundError, and nothing named the read
+READ_BEFORE_WRITTEN = """\
+import os
+import time
+import torch
+from ddpify_runtime import barrier, init_distributed_mode, is_main_process
+
+init_distributed_mode()
+path = {path!r}
+barrier()
+if is_main_process():
+    time.sleep(2)  # the main process is slower to its save
+    torch.save({{"w": 1}}, {ckpt!r})
+state = torch.load(path)
+"""
+
+
+def test_a_read_of_a_file_the_main_process_writes_later_is_named_on_the_reading_process(tmp_path):
+    """Trigger: rank 1 reads ckpt.pt before the main process has saved it: its FileNotFoundError ends
+    it, and the finding names the read's line and the save's. Near miss: a file made before the run
+    (`data.pt`) reads well on every process, the main process's save of ckpt.pt aside: nothing said."""
+    torch = pytest.importorskip("torch")
+    scripts = []
+    for name, path in (("early", "ckpt.pt"), ("before", "data.pt")):
+        folder = tmp_path / name
+        folder.mkdir()
+        torch.save({"w": 0}, folder / "data.pt")
+        (folder / "job.py").write_text(READ_BEFORE_WRITTEN.format(path=str(folder / path), ckpt=str(folder / "ckpt.pt")))
+        scripts.append(h.torchrun(folder / "job.py"))
+    early, before = h.run_all(scripts, tmp_path, [h.env(), h.env()], timeout=120)
+    line = next(n for n, text in enumerate(READ_BEFORE_WRITTEN.splitlines(), 1) if text.startswith("state ="))
+    saved = next(n for n, text in enumerate(READ_BEFORE_WRITTEN.splitlines(), 1) if "torch.save" in text)
+    assert early.returncode != 0 and "FileNotFoundError" in early.output, str(early)
+    assert f"early/job.py:{line}: early-read: rank 1 read ckpt.pt before the main process had written it: the " \
+           f"main process writes it in this run (early/job.py:{saved})" in early.output, early.output
+    assert before.returncode == 0 and "self-check" not in before.output, str(before)
