@@ -868,12 +868,28 @@ def _held_modules(facts: Facts, model: Model, optimizer: cst.CSTNode) -> tuple[l
 def _passed_containers(facts: Facts, model: Model) -> bool:
     """A model a function receives that every caller passes as an `nn.ModuleList` or
     `nn.ModuleDict` (`init(model_s, model_t, nn.ModuleList([connector]), ...)`): no forward to
-    wrap, the TODO instead."""
+    wrap, the TODO instead. So too where any caller passes a plain container, a name bound to a
+    display or to `dict()`/`list()` and filled by item (kuro, round 31: `nets = dict()`, `nets[n] =
+    getattr(module, n)(size)` in a loop, `train(nets[names[0]])` on one branch and `train(nets)` on
+    the other): DistributedDataParallel takes no dict, so a wrap where the function receives it
+    stops that call's path (`'dict' object has no attribute 'parameters'`)."""
     if not isinstance(model.defined, cst.FunctionDef):
         return False
     passed = [facts.argument_for(c, model.defined, model.param or model.name) for c in facts.call_sites(model.defined)]
     origins = [o for arg in passed if arg is not None for o in facts.origins(arg)]
-    return bool(origins) and all(isinstance(o, cst.Call) and facts.qualify(o.func) in CONTAINERS for o in origins)
+    whole = [o for arg in passed if arg is not None and not isinstance(arg, cst.Subscript) for o in facts.origins(arg)]
+    return bool(origins) and (all(isinstance(o, cst.Call) and facts.qualify(o.func) in CONTAINERS for o in origins)
+                              or any(_plain_container(facts, o) for o in whole))  # (an item read, `nets[k]`: its own)
+
+
+PLAIN_CONTAINERS = frozenset({"dict", "list", "tuple", "collections.OrderedDict", "collections.defaultdict"})
+
+
+def _plain_container(facts: Facts, value: cst.CSTNode) -> bool:
+    """A dict, list or tuple of Python's, never a module: a display or comprehension, or a call of
+    `dict`, `list`, `tuple`, `OrderedDict` or `defaultdict`."""
+    return isinstance(value, (cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp)) or isinstance(
+        value, cst.Call) and (facts.qualify(value.func) or dotted(value.func)) in PLAIN_CONTAINERS
 
 
 def _built_before(facts: Facts, name: str, stmt: cst.CSTNode) -> tuple[cst.BaseExpression | None, cst.CSTNode | None]:
