@@ -912,7 +912,8 @@ def _drawn_in_training(facts: Facts, node: cst.CSTNode, consumed: set[cst.Functi
     """Does training run `node`: a loop around it that trains, a generator a training function
     consumes, or a call of its function (up to `depth` levels) that training runs? A loop trains
     also through the methods of the objects it calls (`self.netD.train_step(...)`, an instance of
-    another module's class)."""
+    another module's class). A class's `__next__` is run by `next(obj)` of an instance of it
+    (StarGAN v2's and DCWP's `InputFetcher`, `inputs = next(fetcher)` in the step loop: round 31)."""
     flow = objects.of(facts)
     if any(facts.trains(lp) or any(facts.trains(m) for c in facts.calls_in(lp) for m in [*flow.methods(c), *_run_by(facts, c)])
            for lp in facts.enclosing_loops(node)):
@@ -921,7 +922,18 @@ def _drawn_in_training(facts: Facts, node: cst.CSTNode, consumed: set[cst.Functi
     if not isinstance(func, cst.FunctionDef):
         return False
     return func in consumed or depth > 0 and any(_drawn_in_training(facts, site, consumed, depth - 1)
-                                                 for site in facts.call_sites(func))
+                                                 for site in [*facts.call_sites(func), *_next_of(facts, func)])
+
+
+def _next_of(facts: Facts, func: cst.FunctionDef) -> list[cst.Call]:
+    """The `next(obj)` calls that run `func`, the `__next__` of a class of the program, where `obj`
+    holds an instance of that class (`fetcher = InputFetcher(loader)`, then `next(fetcher)`)."""
+    cls = facts.enclosing_class(func)
+    if func.name.value != "__next__" or cls is None:
+        return []
+    flow = objects.of(facts)
+    return [call for call in facts.calls_named("next") if mt.is_name(call.func, "next") and call.args
+            and any(cls in flow.classes_built(site) for site in flow.values(call.args[0].value))]
 
 
 def _run_by(facts: Facts, call: cst.Call) -> list[cst.FunctionDef]:

@@ -2294,3 +2294,55 @@ def test_a_programs_wrapper_whose_iter_passes_over_its_loader_is_reshuffled_thro
     follows to the loader the wrapper keeps. A wrapper that draws with `next()` is no pass of it."""
     out = only(NAME, WRAPPED.format(iterate=iterate))
     assert ("set_epoch(self.train_loader, epoch)" in out) is named
+
+
+FETCHER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class InputFetcher:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def _fetch(self):
+        try:
+            x, y = next(self.iter)
+        except (AttributeError, StopIteration):
+            self.iter = iter(self.loader)
+            x, y = next(self.iter)
+        return x, y
+
+    def __next__(self):
+        return self._fetch()
+
+
+def train(model, loader, iters):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    fetcher = InputFetcher(loader)
+    for i in range(iters):
+        x, y = next(fetcher)
+        optimizer.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        optimizer.step()
+
+
+loader = DataLoader(TensorDataset(torch.randn(64, 4), torch.randn(64, 1)), batch_size=8, shuffle=True)
+train(torch.nn.Linear(4, 1), loader, 20)
+"""
+
+
+def test_a_fetcher_whose_next_makes_its_loaders_iterator_again_reshuffles_each_new_pass():
+    """StarGAN v2's and DCWP's `InputFetcher` (round 31): its `__next__` calls `_fetch`, which makes
+    the loader's iterator again in `except (AttributeError, StopIteration):`, and the step loop draws
+    with `next(fetcher)`, no epoch loop: the TODO said to call set_epoch. The builtin `next` of an
+    instance runs its class's `__next__`: a training draws through the handler, which gets
+    `set_epoch(self.loader)` (each restart the next epoch number). Near miss: a fetcher only an
+    evaluation draws from (no optimizer steps in its loop): no set_epoch, no TODO."""
+    out = only(NAME, FETCHER)
+    assert "        except (AttributeError, StopIteration):\n            set_epoch(self.loader)\n" \
+           "            self.iter = iter(self.loader)\n" in out
+    assert "TODO" not in out
+    near = only(NAME, FETCHER.replace("        optimizer.zero_grad()\n        ((model(x) - y) ** 2).mean().backward()\n"
+                                      "        optimizer.step()\n", "        print(model(x))\n"))
+    assert "set_epoch(" not in near
