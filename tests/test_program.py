@@ -4041,3 +4041,128 @@ def test_an_optimizer_over_a_method_of_a_model_class_read_off_its_module_convert
     result = cli("convert", "train.py", "-o", "train_ddp.py")
     converted = Path("train_ddp.py").read_text()
     assert "model = DistributedDataParallel(model" in converted and "shard_loader(loader)" in converted, result.stdout
+
+
+MODULAR = {
+    "core/registry.py": """
+        class Registry:
+            def __init__(self, name):
+                self._registry = {}
+            def register(self, name, obj):
+                self._registry[name] = obj
+            def get(self, name):
+                return self._registry[name.lower()]
+        """,
+    "core/model.py": """
+        from core.registry import Registry
+        MODEL_REGISTRY = Registry('MODEL')
+        LOSS_REGISTRY = Registry('LOSS')
+        class Model:
+            @classmethod
+            def from_config(cls, model_name):
+                return MODEL_REGISTRY.get(model_name.lower())
+        def register_model(name):
+            def wrapper(cls):
+                MODEL_REGISTRY.register(name.lower(), cls)
+                return cls
+            return wrapper
+        def register_loss(name):
+            def wrapper(cls):
+                LOSS_REGISTRY.register(name.lower(), cls)
+                return cls
+            return wrapper
+        """,
+    "core/optimizer.py": """
+        from core.registry import Registry
+        OPTIMIZER_REGISTRY = Registry('OPTIMIZER')
+        class OptimizerBuilder:
+            @classmethod
+            def from_config(cls, config):
+                return OPTIMIZER_REGISTRY.get(config['name'])
+        def register_optimizer(name):
+            def wrapper(cls):
+                OPTIMIZER_REGISTRY.register(name.lower(), cls)
+                return cls
+            return wrapper
+        """,
+    "core/__init__.py": """
+        from .model import Model, register_model, register_loss, LOSS_REGISTRY
+        from .optimizer import OptimizerBuilder, register_optimizer
+        from .trainer import Trainer
+        """,
+    "models.py": """
+        import torch
+        import torch.nn as nn
+        from core import register_model, register_loss, register_optimizer
+        @register_model('tiny')
+        class TinyNet(nn.Module):
+            def __init__(self, num_classes=2):
+                super().__init__()
+                self.fc = nn.Linear(4, num_classes)
+            def forward(self, x):
+                return self.fc(x)
+        @register_loss('ce')
+        class CE(nn.Module):
+            def forward(self, out, y):
+                return nn.functional.cross_entropy(out, y)
+        @register_optimizer('SGD')
+        class SGD(torch.optim.SGD):
+            def __init__(self, model, params):
+                super().__init__(model, lr=float(params['lr']))
+        """,
+    "core/trainer.py": """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+        from .model import Model, LOSS_REGISTRY
+        from .optimizer import OptimizerBuilder
+        class Trainer:
+            def __init__(self, config):
+                self.config = config
+                self.model = self._build_model()
+                self.optimizer = self._build_optimizer()
+                self.loss_fn = LOSS_REGISTRY.get('ce')
+                data = TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+                self.loader = DataLoader(data, batch_size=8, shuffle=True)
+            def train(self):
+                self.model = self.model(num_classes=2).cuda() if self.config['device'] == 'cuda' else self.model(num_classes=2)
+                self.optimizer = self.optimizer(self.model.parameters(), params=self.config['optimizer'])
+                self.loss_fn = self.loss_fn()
+                for epoch in range(2):
+                    for x, y in self.loader:
+                        loss = self.loss_fn(self.model(x), y)
+                        self.optimizer.zero_grad()
+                        loss.backward()
+                        self.optimizer.step()
+            def _build_model(self):
+                return Model.from_config(self.config['model'])
+            def _build_optimizer(self):
+                return OptimizerBuilder.from_config(self.config['optimizer'])
+        """,
+    "train.py": """
+        import models
+        from core import Trainer
+        if __name__ == '__main__':
+            Trainer({'device': 'cpu', 'model': 'tiny', 'optimizer': {'name': 'sgd', 'lr': 0.1}}).train()
+        """,
+}
+
+
+def test_a_model_and_optimizer_classes_from_registries_filled_by_decorator_functions_are_built_then_wrapped():
+    """Round 31's held-out modular framework (31a; decision 0273): classes are registered by decorator
+    functions of the project (`@register_model('tiny')`, whose inner function calls
+    `MODEL_REGISTRY.register(name, cls)`), looked up through a classmethod that returns
+    `MODEL_REGISTRY.get(name)`, held in `self.model` and built by rebinding it, `self.model =
+    self.model(...).cuda() if ... else self.model(...)`; the optimizer alike. Before: no optimizer
+    found, nothing wrapped, the loader left whole (sharded FAIL). Now the model is wrapped after it is
+    built (not in `__init__`, where `self.model` holds the class) and the loader sharded. Near miss: a
+    registry of losses, its class built the same way and never stepped, stays bare."""
+    write(MODULAR)
+    Path("out").mkdir()
+    result = cli("convert", "train.py", "-o", "out/train.py")
+    trainer = Path("out/core/trainer.py").read_text()
+    built = "        self.model = self.model(num_classes=2).cuda() if self.config['device'] == 'cuda' else self.model(num_classes=2)\n"
+    assert built in trainer and "        self.model = DistributedDataParallel(self.model, device_ids=device_ids(self.model))\n" \
+        in trainer.split(built)[1], result.stdout
+    assert "self.model = DistributedDataParallel" not in trainer.split(built)[0]
+    assert "sampler=DistributedSampler(data, shuffle=True)" in trainer
+    assert "self.loss_fn = DistributedDataParallel" not in trainer and "TODO" not in trainer

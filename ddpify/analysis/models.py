@@ -1450,6 +1450,10 @@ def _candidates(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] |
         if name is None or name.count(".") == 1 and not name.startswith("self."):
             continue
         branches = _branch_calls(value)
+        if facts.instantiated(value, name) and not isinstance(stmt, cst.AugAssign):
+            # `self.model = self.model(n).cuda() if cuda else self.model(n)`: the class it held (a registry's), built
+            candidates.append((2 if any(mt.is_device_move(b) for b in branches or [value]) else 1, stmt, name, None))
+            continue
         if branches is not None and len(branches) > 1 and not isinstance(stmt, cst.AugAssign):
             # `model = Net().cuda() if use_cuda else Net()`: a construction (or a move) on every path
             if not any(_dataparallel_call(facts, b) or _mentions(facts, b, name) for b in branches):
@@ -1468,6 +1472,10 @@ def _candidates(facts: Facts, key: str, optimizer: cst.CSTNode, read: set[Ref] |
         elif (not _mentions(facts, value, name) or _names_its_import(facts, value, name, stmt)) and \
                 qualified != "torch.compile":
             candidates.append((1, stmt, name, None))
+    built = {c[2] for c in candidates if facts.instantiated(_assigned_value(mt.sole(c[1], cst.Assign) or c[1]), c[2])}
+    # a name that holds a class first (`self.model = self._build_model()`, a registry's) and is then rebound to its instance
+    candidates = [c for c in candidates if c[2] not in built
+                  or facts.instantiated(_assigned_value(mt.sole(c[1], cst.Assign) or c[1]), c[2])]
     exact = [c for c in candidates if c[1] is optimizer]  # the instance bound here (`_instances`), not another binding
     candidates = exact or candidates
     trained = read if read is not None else _trained_refs(facts, key, optimizer) if isinstance(optimizer, cst.Call) else set()

@@ -431,6 +431,8 @@ class Objects:
         found = [c for site in self.values(func) for c in (
             [site] if isinstance(site, cst.ClassDef) else
             self.facts.classes_looked_up(site) if isinstance(site, cst.Call) and mt.is_name(site.func, "getattr") else [])]
+        if not found and isinstance(func, cst.Attribute):  # `self.data_handler = self._build_data_handler()`, whose
+            found = self.facts.held_classes(func)  # classmethod returns a registry's class (`Facts._held_classes`)
         return list(dict.fromkeys(found))
 
     def _named_classes(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:

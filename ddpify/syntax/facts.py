@@ -1140,7 +1140,11 @@ class Facts:
 
     @cached_property
     def _decorated_into(self) -> dict[str, list[cst.ClassDef]]:
-        """The classes a decorator `@R.register...(...)` enters into a registry, by its last name."""
+        """The classes a decorator `@R.register...(...)` enters into a registry, by its last name,
+        and those a decorator function of the program enters (`@register_model('resnet18')` where
+        `def register_model(name): def wrapper(cls): MODEL_REGISTRY.register(name.lower(), cls);
+        return cls; return wrapper`: every registry its body, nested functions too, calls a
+        `register...` method of; round 31's held-out modular framework, decision 0273)."""
         index: dict[str, list[cst.ClassDef]] = defaultdict(list)
         for cls in self.by_type.get(cst.ClassDef, ()):
             assert isinstance(cls, cst.ClassDef)
@@ -1148,7 +1152,18 @@ class Facts:
                 dec = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
                 if isinstance(dec, cst.Attribute) and dec.attr.value.startswith("register") and dotted(dec.value):
                     index[(dotted(dec.value) or "").rpartition(".")[2]].append(cls)
+                elif isinstance(d.decorator, cst.Call) and isinstance(dec, cst.Name):
+                    for registry in self._registries_entered(d.decorator):
+                        index[registry].append(cls)
         return index
+
+    def _registries_entered(self, decorator: cst.Call) -> list[str]:
+        """The registries, by last name, that a decorator function of the program called as
+        `decorator` enters what it decorates into: each `R.register...(...)` call in its body."""
+        return list(dict.fromkeys(
+            (dotted(c.func.value) or "").rpartition(".")[2] for func in self._named_callees(decorator)
+            if self.enclosing_class(func) is None for c in self.findall(func, cst.Call)
+            if isinstance(c.func, cst.Attribute) and c.func.attr.value.startswith("register") and dotted(c.func.value)))
 
     @cached_property
     def _functions_decorated_into(self) -> dict[str, list[cst.FunctionDef]]:
@@ -1479,6 +1494,13 @@ class Facts:
         ref = self.ref(expr)
         return None if ref is not None and self.writes(ref) else self.class_of(expr)
 
+    def _looks_up_instead(self, cls: cst.ClassDef, name: str) -> bool:
+        """Does the program's own `cls.name` (a classmethod `from_config`) build no instance of `cls`,
+        each of its returns a class instead, looked up in a registry a decorator fills (`return
+        MODEL_REGISTRY.get(model_name)`, round 31's modular framework) or named?"""
+        returns = [r for m in self.method(cls, name) for r in self.returned(m)]
+        return bool(returns) and all(self._registered_classes(r) or self._classes_named(r) for r in returns)
+
     def _instances_of(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of this file `expr` may be an instance of: `Cls(...)`, or a name every
         assignment of which is `Cls(...)` or None (`model = None`, then `model = GAN(args)` or
@@ -1494,6 +1516,8 @@ class Facts:
                 and expr.func.attr.value in ALTERNATE_CONSTRUCTORS and isinstance(expr.func.value, cst.Name):
             named = expr.func.value  # `model_cls.from_pretrained(path)`: an instance of the class it is called on
             cls = self.classes.get(named.value)
+            if cls is not None and self._looks_up_instead(cls, expr.func.attr.value):
+                return []
             return [cls] if cls is not None else self._picked_classes(named)
         if isinstance(expr, cst.Call):  # (`cfg.trainer_type(cfg)`: the class the module `cfg` binds to it)
             func = expr.func.attr if isinstance(expr.func, cst.Attribute) and \
@@ -1943,6 +1967,10 @@ class Facts:
             self._instancing.discard(ref)
         return _every_one_named(named)
 
+    def held_classes(self, attr: cst.Attribute) -> list[cst.ClassDef]:
+        """`_held_classes` of `self.x`, for the object core: a call of it builds an instance of one."""
+        return self._held_classes(attr) if dotted(attr.value) == "self" else []
+
     def _held_classes(self, attr: cst.Attribute) -> list[cst.ClassDef]:
         """The classes of the program `self.x` holds where every assignment of it names classes,
         directly or through a call of the program that returns one (`self.evaluator =
@@ -1955,8 +1983,7 @@ class Facts:
         if ref is None or ref in self._instancing:
             return []
         text = self.code(attr)
-        values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None")
-                  and not (isinstance(v, cst.Call) and self.code(v.func) == text)]
+        values = [v for _, v, _ in self.writes(ref) if not mt.is_name(v, "None") and not self.instantiated(v, text)]
         self._instancing.add(ref)
         try:
             named = [self._classes_named(v) or self._returned_classes(v) or self._looked_up_classes(v)
@@ -1965,17 +1992,32 @@ class Facts:
             self._instancing.discard(ref)
         return _every_one_named(named)
 
+    def instantiated(self, value: cst.BaseExpression, text: str) -> bool:
+        """Is `value` what calling the class `text` holds builds, the attribute rebound to its instance:
+        `self.model(...)`, moved (`self.model(...).cuda()`), or such a call on each branch of a
+        conditional (`self.model(num_classes=n).cuda() if cuda else self.model(num_classes=n)`)?"""
+        if isinstance(value, cst.IfExp):
+            return self.instantiated(value.body, text) and self.instantiated(value.orelse, text)
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in mt.SELF_RETURNING and self.code(value.func.value) != text:
+            value = value.func.value
+        return isinstance(value, cst.Call) and self.code(value.func) == text
+
     def _classes_named(self, expr: cst.BaseExpression) -> list[cst.ClassDef]:
         """The classes of the program `expr` names, imported from another module too."""
         return _class_names(self.classes, expr) or ([c] if (c := self.class_named(expr)) is not None else [])
 
-    def _returned_classes(self, value: cst.BaseExpression) -> list[cst.ClassDef]:
+    def _returned_classes(self, value: cst.BaseExpression, depth: int = 3) -> list[cst.ClassDef]:
         """The classes a call of the program returns where its every return names one (`def
-        _build_evaluator(self): return Evaluator`); [] otherwise."""
+        _build_evaluator(self): return Evaluator`), or looks one up in a registry a decorator fills
+        (`return MODEL_REGISTRY.get(name)`), or calls the program's function that does so, `depth`
+        calls down (`def _build_model(self): return Model.from_config(name)`, a classmethod that
+        returns the lookup); [] otherwise."""
         if not isinstance(value, cst.Call):
             return []
         returns = [r for f in self.user_functions(value) for r in self.returned(f) if not mt.is_name(r, "None")]
-        named = [self._classes_named(r) for r in returns]
+        named = [self._classes_named(r) or self._registered_classes(r)
+                 or (self._returned_classes(r, depth - 1) if depth > 1 else []) for r in returns]
         return _every_one_named(named)
 
     def _stored_classes(self, read: cst.BaseExpression) -> list[cst.ClassDef]:
@@ -3037,6 +3079,8 @@ class Facts:
             items = self.dict_values(func.value) or self.registered(func, receivers)
             return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
                                        and mt.is_optimizer(self.qualify(v), cst.Call(func=v)) for v in items)
+        if isinstance(func, cst.Call) and (classes := self._registered_classes(func)):
+            return all(self.is_optimizer_class(c) for c in classes)  # `OPTIMIZER_REGISTRY.get(name)`, filled by decorators
         if isinstance(func, cst.Call) and _registry_read(func) is not None:  # `self._creators.get(name)`
             items = self.registered(func, receivers)
             return bool(items) and all(isinstance(v, (cst.Name, cst.Attribute))
@@ -3048,7 +3092,8 @@ class Facts:
         ref = self.ref(func) if _own_name(func) else None
         reaching = self.reaching_sources(func) if isinstance(func, cst.Name) else None
         values = [self._partial_of(v) for v in _branches(
-            reaching if reaching is not None else self.sources(ref) + self.default_left_out(ref))] if ref is not None else []
+            reaching if reaching is not None else self.sources(ref) + self.default_left_out(ref))
+            if not self.instantiated(v, self.code(func))] if ref is not None else []  # (`self.opt = self.opt(params)`)
         return bool(values) and all(isinstance(v, (cst.Call, cst.Subscript)) and (
                                         self._looks_up_optimizer_class(v) or _registry_read(v) is not None
                                         and self._holds_optimizer_class(v, 0, receivers) or isinstance(v, cst.Call)
