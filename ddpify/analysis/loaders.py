@@ -763,7 +763,7 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                     continue  # made anew at each read or call of a pass: shard_loader numbers them (naming it builds another)
                 if isinstance(expr, cst.Call) and objects.of(facts).generated_pass(expr):
                     continue  # `for x in self.data.batches()`: the generator's own loop passes over the loader
-                if not mt.is_simple_reference(expr):  # `for x in DataLoader(...)`: naming it builds another
+                if not mt.is_simple_reference(expr) and not _getter(facts, expr):  # `for x in DataLoader(...)`: naming it builds another
                     built = entry.built if facts.is_inside(expr, loop) else entry.unreached
                     if expr not in built:
                         built.append(expr)
@@ -773,6 +773,20 @@ def _epoch_loops(facts: Facts, fed: dict, training: list[cst.Call]):
                     entry.loaders.append(text)
                 entry.drawn.setdefault(text, []).append(call)
     return list(loops.values()), looped
+
+
+def _getter(facts: Facts, expr: cst.BaseExpression) -> bool:
+    """Is `expr` a call, with no argument, of methods of the program each of whose body only returns
+    an attribute of its object (`self.data_handler.get_train_loader()` of `def get_train_loader(self):
+    return self.train_data_loader`)? Called again it hands back the same loader: the epoch loop names
+    it so (round 31's modular framework, decision 0273)."""
+    if not isinstance(expr, cst.Call) or expr.args or not isinstance(expr.func, cst.Attribute):
+        return False
+    methods = objects.of(facts).methods(expr) or facts.user_functions(expr)
+    bodies = [[s for s in m.body.body if not mt.is_docstring(s)] for m in methods]
+    return bool(bodies) and all(
+        len(body) == 1 and (ret := mt.sole(body[0], cst.Return)) is not None and ret.value is not None
+        and mt.is_simple_reference(ret.value) and (dotted(ret.value) or "").startswith("self.") for body in bodies)
 
 
 def _passed_over(facts: Facts, expr: cst.BaseExpression, call: cst.Call) -> bool:

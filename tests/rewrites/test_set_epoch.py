@@ -2346,3 +2346,51 @@ def test_a_fetcher_whose_next_makes_its_loaders_iterator_again_reshuffles_each_n
     near = only(NAME, FETCHER.replace("        optimizer.zero_grad()\n        ((model(x) - y) ** 2).mean().backward()\n"
                                       "        optimizer.step()\n", "        print(model(x))\n"))
     assert "set_epoch(" not in near
+
+
+HANDLER = """\
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class DataHandler:
+    def __init__(self, size):
+        self.train_data_loader = DataLoader(TensorDataset(torch.randn(size, 4)), batch_size=4, shuffle=True)
+
+    def get_train_loader(self):
+        return self.train_data_loader
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        self.data_handler = DataHandler(32)
+
+    def train(self):
+        for epoch in range(2):
+            self._train_epoch()
+
+    def _train_epoch(self):
+        for (x,) in self.data_handler.get_train_loader():
+            self.optimizer.zero_grad()
+            self.model(x).sum().backward()
+            self.optimizer.step()
+
+
+Trainer(torch.nn.Linear(4, 1)).train()
+"""
+
+
+def test_a_loader_read_through_a_getter_that_returns_an_attribute_is_named_by_the_getter_in_the_epoch_loop():
+    """Round 31's modular framework (31a, decision 0273): the batch loop iterates
+    `self.data_handler.get_train_loader()`, whose body is `return self.train_data_loader`: called again
+    it hands back the same loader, so the epoch loop names it so (before: a TODO, "a loader built once,
+    before it, that no name holds"). Near miss: a method that builds a new loader at each call is no
+    getter: naming it would build another, the TODO stays."""
+    out = only(NAME, HANDLER)
+    assert "        for epoch in range(2):\n            set_epoch(self.data_handler.get_train_loader(), epoch)\n" in out
+    assert "TODO" not in out
+    near = only(NAME, HANDLER.replace("        return self.train_data_loader\n",
+                                      "        return DataLoader(TensorDataset(torch.randn(8, 4)), batch_size=4, shuffle=True)\n"))
+    assert "set_epoch(self.data_handler.get_train_loader()" not in near
