@@ -1102,8 +1102,26 @@ class Objects:
             methods = [m for fs in self.facts.functions.values() for m in fs
                        if (c := self.facts.enclosing_class(m)) is not None and self.facts._root_class(c) is root]
             found = self._loggers[root] = WRITER in kinds and not kinds & {MODEL, LOADER, OPTIMIZER} and \
-                not any(self.facts.trains(m) for m in methods)
+                not any(self.facts.trains(m) for m in methods) and not self._keeps_figures(root, methods)
         return found
+
+    def _keeps_figures(self, root: cst.ClassDef, methods: list[cst.FunctionDef]) -> bool:
+        """Does the class keep figures the program reads back: a method (not `__init__`, nor a
+        `__getattr__` handing out the writer's methods) returns a value read off an attribute other than
+        its writer's that its methods change after `__init__`? pytorch-template's MetricTracker holds the
+        TensorboardWriter and adds a scalar on each `update(key, value)`, but `result()` returns the
+        averages it keeps, which the trainer reads for the epoch's log, the best checkpoint and early
+        stopping: made on the main process only, the others had no figures (32c's capsule network,
+        decision 0268). A logger whose method returns what `__init__` set (`get_log_dir()`) is one still."""
+        writers = {r.name for r in self._class_attributes if r.scope is root
+                   and any(mt.is_open_for_writing(s) or self.kind(s) == WRITER for s in self.ref_values(r))}
+        changed = {name for target, _, stmt in self.facts.assigns
+                   if (name := _self_attribute_root(target)) is not None
+                   and (m := self.facts.scope(stmt)) in methods and m.name.value != "__init__"}
+        return any(mt.is_name(a.value, "self") and f"self.{a.attr.value}" not in writers and a.attr.value in changed
+                   for m in methods if m.name.value not in ("__init__", "__getattr__", "__getattribute__")
+                   for ret in self.facts.findall(m, cst.Return) if ret.value is not None
+                   for a in self.facts.findall(ret.value, cst.Attribute))
 
     def of_kind(self, expr: cst.BaseExpression, kind: str) -> Sites:
         return Sites(s for s in self.values(expr) if self.kind(s) == kind)
@@ -1474,3 +1492,14 @@ def _dict_values_bound(target: cst.BaseExpression, iterated: cst.BaseExpression)
     if method == "items" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
         return target.elements[1].value, iterated.func.value
     return (target, iterated.func.value) if method == "values" else None
+
+
+def _self_attribute_root(target: cst.BaseExpression) -> str | None:
+    """The attribute of `self` an assignment's target changes: `count` of `self.count += n`, `_data` of
+    `self._data.loc[key, "total"] += v` and `self._data[col].values[:] = 0`; None for any other target."""
+    node = target
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        if isinstance(node, cst.Attribute) and mt.is_name(node.value, "self"):
+            return node.attr.value
+        node = node.value
+    return None

@@ -514,7 +514,7 @@ def _writes(facts: Facts, stmt: cst.With | cst.SimpleStatementLine | cst.If, log
     if (folder := _raced_folder(facts, call)) is not None:
         return folder
     if qualified in ONCE or qualified in LINKS or _is_logger(facts, call, opened):
-        return dotted(call.func)
+        return dotted(call.func) or qualified  # (`importlib.import_module(m).SummaryWriter(d)`: no dotted name)
     if isinstance(call.func, cst.Attribute) and call.func.attr.value in PATH_METHODS and qualified is None:
         return dotted(call.func) or facts.code(call.func)  # `latest.unlink()`, `(d / "latest").symlink_to(p)`
     if (what := writes.file_write(facts, call)) is not None:

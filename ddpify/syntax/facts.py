@@ -525,8 +525,50 @@ class Facts:
         rewrites ask it of each call in turn."""
         found = self._qualified.get(node, _UNSET)
         if found is _UNSET:
-            found = self._qualified[node] = self._reexported(self.imports.qualify(node))
+            found = self._reexported(self.imports.qualify(node))
+            if found is None and type(node) is cst.Attribute:
+                found = self._read_off_loaded_module(node)
+            self._qualified[node] = found
         return found
+
+    def _read_off_loaded_module(self, node: cst.Attribute) -> str | None:
+        """What an attribute read off the module an `importlib.import_module` call loads names
+        (`module_named`): by a name written out (`importlib.import_module("torch.utils.tensorboard").SummaryWriter`), or by a
+        loop variable over names written out that the loop tries in turn, leaving at the first that
+        imports (pytorch-template's TensorboardWriter: `for module in ["torch.utils.tensorboard",
+        "tensorboardX"]: try: self.writer = importlib.import_module(module).SummaryWriter(log_dir);
+        break`), the first named, which the program prefers: `torch.utils.tensorboard.SummaryWriter`
+        (32c's capsule network wrote its events on every process; decision 0268). None for a module
+        named at run time (`import_module(args.module)`) or relatively."""
+        attrs: list[str] = []
+        base: cst.BaseExpression = node
+        while type(base) is cst.Attribute:
+            attrs.append(base.attr.value)
+            base = base.value
+        module = self.module_named(base) if type(base) is cst.Call else None
+        if module is None:
+            return None
+        full = ".".join([module, *reversed(attrs)])
+        return self._reexported(CANONICAL.get(full, full))
+
+    def _loaded_module_names(self, arg: cst.BaseExpression, call: cst.Call) -> list[str]:
+        """The module names `import_module(arg)` may load, in the order a loop tries them: a string
+        written out; a name bound only as the variable of a `for` over strings written out whose body
+        has a `break` (the loop stops at the first module that imports); [] for anything else."""
+        if isinstance(arg, cst.SimpleString):
+            value = arg.evaluated_value
+            return [value] if isinstance(value, str) else []
+        ref = self.ref(arg) if type(arg) is cst.Name else None
+        if ref is None or self.sources(ref):
+            return []
+        loops = self.loops_binding(ref)
+        loop = loops[0] if len(loops) == 1 else None
+        if loop is None or not isinstance(loop.target, cst.Name) or not self.is_inside(call, loop.body) \
+                or not isinstance(loop.iter, (cst.List, cst.Tuple)) or not mt.findall(loop.body, cst.Break):
+            return []
+        values = [e.value.evaluated_value for e in loop.iter.elements
+                  if isinstance(e, cst.Element) and isinstance(e.value, cst.SimpleString)]
+        return values if len(values) == len(loop.iter.elements) and all(isinstance(v, str) for v in values) else []
 
     def _reexported(self, name: str | None) -> str | None:
         """A name read off a module of the program that imports it from outside the program, as
@@ -3238,11 +3280,12 @@ class Facts:
         loads by a name written out, or a name (or `self.x`) every value of which is one of them
         (`mod = importlib.import_module('torch.optim')`); None otherwise (a name computed at run
         time, a relative one)."""
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, cst.Call):  # (or the first of names written out a loop tries in turn: `_loaded_module_names`)
             named = expr.args[0].value if len(expr.args) == 1 and expr.args[0].keyword is None else None
-            module = named.evaluated_value if isinstance(named, cst.SimpleString) else None
-            return module if (self.qualify(expr.func) or dotted(expr.func)) in IMPORTS_MODULE \
-                and isinstance(module, str) and module[:1] not in ("", ".") else None
+            if named is None or (self.qualify(expr.func) or dotted(expr.func)) not in IMPORTS_MODULE:
+                return None
+            names = self._loaded_module_names(named, expr)
+            return names[0] if names and all(name[:1] not in ("", ".") for name in names) else None
         qualified = self.qualify(expr)
         if qualified is not None or not depth or not _own_name(expr):
             return qualified
