@@ -244,3 +244,54 @@ def test_a_file_left_alone_runs_no_analysis(monkeypatch):
     for source in ("import torch.distributed as dist\ndist.init_process_group('gloo')\n", "import os\nprint(os.sep)\n"):
         result = convert(source)
         assert not result.changed and result.changes[0].kind == NOTE
+
+
+ROAD_TRAINER = """\
+import torch
+import utils
+
+
+def create_object(module, name, **args):
+    return getattr(module, name)(**args)
+
+
+class BaseTrainer:
+    def __init__(self, config, model, train_loader):
+        self.model = model
+        self.train_loader = train_loader
+        params = filter(lambda p: p.requires_grad, self.model.parameters())
+        self.optimizer = create_object(utils.optim, config["optimizer"], **{"params": params, "lr": 1e-3})
+
+    def train(self):
+        for x, y in self.train_loader:
+            self.optimizer.zero_grad()
+            torch.nn.functional.mse_loss(self.model(x), y).backward()
+            self.optimizer.step()
+"""
+
+
+def test_an_optimizer_built_by_name_from_a_module_that_star_imports_torch_optim_is_wrapped(tmp_path):
+    """32c's road segmentation (decision 0268): base/base_trainer.py builds the optimizer the configuration
+    names as `create_object(utils.optim, name, params=..., lr=...)`, a helper returning `getattr(module,
+    name)(**args)`, where utils/optim.py is `from torch.optim import *` and nothing else; `import utils`
+    in that file, while the entry has `from torchvision import transforms, utils` (the program's merged
+    imports, the later binding kept, read `utils.optim` as torchvision's). Read by that file's own
+    imports, and the module as the torch.optim it re-exports, the optimizer is one: the model it steps is
+    wrapped. Near miss: a module of the program that star-imports torch.optim but defines a class of its
+    own is no re-export (`Facts.reexported_library`): no optimizer, the warning as before."""
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "__init__.py").write_text("from .optim import *\n")
+    (tmp_path / "utils" / "optim.py").write_text("from torch.optim import *\n")
+    (tmp_path / "base_trainer.py").write_text(ROAD_TRAINER)
+    entry = tmp_path / "train.py"
+    entry.write_text("import torch\nfrom torchvision import transforms, utils\nfrom base_trainer import BaseTrainer\n\n"
+                     "model = torch.nn.Linear(2, 1)\n"
+                     "loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 2), "
+                     "torch.randn(8, 1)), batch_size=2, shuffle=True)\n"
+                     "BaseTrainer({'optimizer': 'Adam'}, model, loader).train()\n")
+    result = convert_program(load(entry, entry.read_bytes()))
+    assert "model = DistributedDataParallel(model, device_ids=device_ids(model))" in result.modules["base_trainer.py"].code
+    (tmp_path / "utils" / "optim.py").write_text("from torch.optim import *\n\n\nclass Lookahead:\n    pass\n")
+    result = convert_program(load(entry, entry.read_bytes()))
+    assert "DistributedDataParallel" not in result.modules.get("base_trainer.py", result).code
+    assert any("no optimizer is built" in c.message for m in result.modules.values() for c in m.changes)

@@ -1058,7 +1058,7 @@ class Objects:
         (`Facts.looked_up_in`): OPTIMIZER from `torch.optim`; LOADER or MODEL where every class the
         program's module defines is a DataLoader subclass, or a module (pytorch-template's
         `data_loader/data_loaders.py`, `model/model.py`); else None."""
-        if module == "torch.optim":
+        if module == "torch.optim" or self.facts.reexported_library(module) == "torch.optim":
             return OPTIMIZER
         classes = self.facts.classes_of_module(module)
         if classes and all(self.loader_class(c) for c in classes):

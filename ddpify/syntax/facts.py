@@ -525,11 +525,27 @@ class Facts:
         rewrites ask it of each call in turn."""
         found = self._qualified.get(node, _UNSET)
         if found is _UNSET:
-            found = self._reexported(self.imports.qualify(node))
+            found = self._reexported(self._imports_binding(node).qualify(node))
             if found is None and type(node) is cst.Attribute:
                 found = self._read_off_loaded_module(node)
             self._qualified[node] = found
         return found
+
+    def _imports_binding(self, node: cst.CSTNode) -> Imports:
+        """The imports that tell what `node` names: those of the program file it was read from where
+        that file binds the name itself (`import utils` in base/base_trainer.py, while the entry's
+        trainer.py has `from torchvision import transforms, utils`: the merged imports, the later
+        binding kept, read its `utils.optim` as torchvision's; 32c's road segmentation, decision 0268);
+        else the program's merged imports (a name a file has through a star import, or the entry's)."""
+        name = dotted(node) if self.program is not None and len(self.program.parts) > 1 else None
+        if name is None:
+            return self.imports
+        try:
+            part = self.program.part_of(node, self.parents)
+        except KeyError:  # (a node made for the question, not the program's)
+            return self.imports
+        own = self._imports_of(part) if part is not self.program.parts[0] else None
+        return own if own is not None and name.partition(".")[0] in own.aliases else self.imports
 
     def _read_off_loaded_module(self, node: cst.Attribute) -> str | None:
         """What an attribute read off the module an `importlib.import_module` call loads names
@@ -3042,7 +3058,8 @@ class Facts:
         optimizer, its model found through the callers' arguments."""
         found = [c for c in self.calls if mt.is_optimizer(self.qualify(c.func), c) or not self.library_callee(c.func) and (
                  self._holds_optimizer_class(c.func) or any(self.is_optimizer_class(cls) for cls in self._instances_of(c))
-                 or self.looked_up_in(c) == "torch.optim" or self._configured_optimizer(c)
+                 or "torch.optim" in (looked := self.looked_up_in(c), self.reexported_library(looked or ""))
+                 or self._configured_optimizer(c)
                  or self._registered_optimizer(c))]
         return [c for c in found if not self._builds_optimizer_inside(c, found)]
 
@@ -3312,6 +3329,20 @@ class Facts:
                 and r.func.args and isinstance(r.func.args[0].value, cst.Name)
                 and (arg := self.argument_for(call, f, r.func.args[0].value.value)) is not None)), None)
         return found
+
+    def reexported_library(self, qualified: str) -> str | None:
+        """The library module a module of the program re-exports whole and is no more than: its only
+        statements `from torch.optim import *` (and other imports), no class or function of its own
+        (a road-segmentation project's `utils/optim.py`, from which its trainer builds the optimizer
+        the configuration names, `getattr(utils.optim, name)(**args)`; decision 0268). None for any
+        other module, or where it star-imports several."""
+        part = self._parts_by_name.get(qualified)
+        if part is None or any(not isinstance(stmt, cst.SimpleStatementLine)
+                               or not all(isinstance(s, (cst.Import, cst.ImportFrom, cst.Expr)) for s in stmt.body)
+                               for stmt in part.module.body):
+            return None
+        stars = [m for m in self._imports_of(part).stars if not m.startswith(".")]
+        return stars[0] if len(stars) == 1 else None
 
     def classes_of_module(self, qualified: str) -> list[cst.ClassDef]:
         """The classes a module of the program defines (`model.model`'s), by its qualified name."""
