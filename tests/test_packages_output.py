@@ -502,6 +502,11 @@ CLIMBING = [
     ('Path(__file__).parent / sys.argv[0][:0]', True),
     ('os.path.join(HERE, "configs".lower())', True),
     ('os.path.join(HERE, KEPT)', False),   # KEPT = "kept", bound once to a literal: that literal
+    # handed as it is to a function of the program, which may climb (JorgeVanco/image-generator's
+    # `root_path = get_project_root(__file__)`, round 32's held-out half: decision 0274)
+    ('os.path.join(project_root(__file__), "configs")', True),
+    ('os.path.join(project_root(file=__file__), "configs")', True),
+    ('os.path.join(os.path.dirname(format(__file__)), "configs")', False),   # a builtin's call: no climb
 ]
 
 
@@ -523,6 +528,8 @@ def test_a_path_from_file_that_climbs_above_its_folder_names_the_originals_place
         HERE = os.path.dirname(__file__)
         KEPT = "kept"
         UP = os.path.join(HERE, "..")
+        def project_root(file):
+            return os.path.dirname(os.path.dirname(os.path.abspath(file)))
         print(os.path.normpath(os.path.abspath(str({expr}))))
         print(os.path.normpath(os.path.abspath(os.path.join(HERE, "kept"))))
     """).encode()

@@ -220,8 +220,8 @@ def _anchored(source: files.Source, dest: Path | None, result: Result, in_place:
         _, said = anchored(module.source, original, target)  # the report's lines are the original's
         rel = os.path.relpath(os.path.realpath(original), os.path.realpath(target.parent))
         notes = [report.Change("ddpify", line, f"`__file__` names the original ({rel}) in this path, which climbs "
-                                               "above the file's folder or is completed at run time: the output is "
-                                               "written into another folder")
+                                               "above the file's folder, is completed at run time or is handed to a "
+                                               "function of the program: the output is written into another folder")
                  for line in said or lines]
         return replace(module, output=output, changes=[*module.changes, *notes])
 

@@ -18,7 +18,8 @@ the path names what it named in the single-GPU program; each is said in the repo
 from `__file__` completed by a value read at run time, whose place the conversion cannot know, so
 that nothing it copies holds it (`cfg["data"] = os.path.join(os.path.dirname(__file__),
 cfg["data"])`: a data set named on the command line; a name bound once to a string literal is
-that literal). `ddpify run`
+that literal), and `__file__` handed as it is to a function of the program, which may climb
+(`root = get_project_root(__file__)`: `_handed_on`). `ddpify run`
 writes its copies into a private folder and anchors them the same way. A path that stays in the
 module's folder keeps `__file__` as it is. `sys.modules[__name__].__file__` is the module's
 `__file__` too (a module that names itself so): anchored the same way. So is the folder
@@ -32,7 +33,9 @@ the output; decision 0267): hydra takes an absolute folder, the original's
 from __future__ import annotations
 
 import ast
+import builtins
 import os
+import sys
 from pathlib import Path
 from typing import TypeGuard
 
@@ -42,6 +45,7 @@ DIRNAME = ("os.path.dirname", "path.dirname", "dirname")
 JOIN = ("os.path.join", "path.join", "join")
 SAME_METHODS = ("resolve", "absolute", "expanduser")
 UNKNOWN = "?"  # a place below the module's folder known at run time only
+BUILTINS = frozenset(dir(builtins))
 
 
 def anchored(code: bytes, original: Path, written: Path) -> tuple[bytes, list[int]]:
@@ -85,7 +89,7 @@ def _edits(tree: ast.Module, lines: list[bytes], anchor: bytes) -> set[tuple[int
     edits = set()
     for node in ast.walk(tree):
         if _is_file(node):
-            if _climbs(node, ["F"], parents, literals):
+            if _climbs(node, ["F"], parents, literals) or _handed_on(node, parents):
                 edits.add(_spanned(node, anchor))
             continue
         if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
@@ -205,6 +209,24 @@ def _anchored_text(value: ast.expr, lines: list[bytes], anchor: bytes, bound: di
         start, end = (s - value.col_offset for s in _spanned(name, b"")[1:3])
         text = text[:start] + (inner if _is_file(name) else b"(" + inner + b")") + text[end:]
     return text
+
+
+def _handed_on(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Is `__file__` handed as it is to a function the module does not show, which may build any
+    path from it (`root_path = get_project_root(__file__)`, with `def get_project_root(file): return
+    os.path.dirname(os.path.dirname(os.path.abspath(file)))` in another module: from `out/train.py`
+    the root became the folder above `out/`, and the program wrote its logs there while a relative
+    `logs/...` read them beside the working folder; decision 0274)? Not a path operation of this
+    module (`os.path.dirname(__file__)`, `Path(__file__)`: followed by `_climbs`), nor a builtin's
+    or the standard library's call (`open(__file__)`, `os.path.basename(__file__)`), which names
+    no place above the file's folder."""
+    parent = parents.get(node)
+    call = parents.get(parent) if isinstance(parent, ast.keyword) else parent
+    if not isinstance(call, ast.Call) or call.func is node:
+        return False
+    name = ast.unparse(call.func)
+    root = name.split(".")[0]
+    return name not in (*DIRNAME, *SAME, *JOIN) and root not in sys.stdlib_module_names and root not in BUILTINS
 
 
 def _within(node: ast.AST, top: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
