@@ -1329,7 +1329,8 @@ class SameValues:
         passed = [(call, f.argument_for(call, ref.scope, ref.name) or self._from_decorator(call, ref.scope, ref.name))
                   for call in sites]
         return all(p is not None and self._configuration(p, depth if dotted(p) else depth - 1, seen)
-                   or p is None and self._filled_elsewhere(call, ref.scope, ref.name) for call, p in passed)
+                   or p is None and self._filled_elsewhere(call, ref.scope, ref.name, depth - 1, seen)
+                   for call, p in passed)
 
     def _loads_one_file(self, call: cst.Call) -> bool:
         """`torch.load(path)`, `torch.load(f)` of an opened file: every process reads the same
@@ -1509,19 +1510,24 @@ class SameValues:
             given.append(items.value.elements[at].value)
         return given
 
-    def _filled_elsewhere(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
+    def _filled_elsewhere(self, call: cst.Call, func: cst.FunctionDef, param: str, depth: int = 12,
+                          seen: frozenset = frozenset()) -> bool:
         """Where `call` names no value for `param`: does the run's configuration fill it, through
         a library decorator of `func` (`_decorator_fills`) or through the call's `**` or `*` of the
         configuration (`main(**OmegaConf.load(args.config))`, `train(**vars(args))`,
         `main(*parser.parse_args_into_dataclasses())`: an item of it, else the parameter's
-        default, which must be configuration too)?"""
+        default, which must be configuration too)? Asked from `_configuration`, it goes on with
+        that question's depth and the references it has seen: a `**` of the configuration that
+        reaches the parameter's own function again (`train(**c)`, where `c` is built by a
+        function that calls what `train` calls) is answered once, not asked again from the top."""
         if self._decorator_fills(call, func, param):
             return True
         stars = [a.value for a in call.args if a.star]
         default = next((p.default for p in (*func.params.params, *func.params.kwonly_params)
                         if p.name.value == param), None)
         return bool(stars) and self.facts.argument_for(call, func, param) is None \
-            and all(self._configuration(v) for v in stars) and (default is None or self._configuration(default))
+            and all(self._configuration(v, depth, seen) for v in stars) \
+            and (default is None or self._configuration(default, depth, seen))
 
     def _decorator_fills(self, call: cst.Call, func: cst.FunctionDef, param: str) -> bool:
         """Does the decorator of `func` pass the parameter that `call` leaves out (no argument, no

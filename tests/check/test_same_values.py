@@ -375,3 +375,48 @@ def test_what_a_collective_agreed_is_shared_where_it_flows(name):
 @pytest.mark.parametrize("name", sorted(NOT_AGREED))
 def test_a_name_spelled_as_an_agreed_one_in_another_scope_is_not(name):
     assert not _agreed(NOT_AGREED[name])
+
+
+CONSTRUCTED_BY_NAME = """
+import argparse
+import importlib
+from project.util import EasyDict
+
+
+def call_by_name(*args, func_name=None, **kwargs):
+    func = getattr(importlib.import_module("project.lib"), func_name)
+    return func(*args, **kwargs)
+
+
+def construct(*args, class_name=None, **kwargs):
+    return call_by_name(*args, func_name=class_name, **kwargs)
+
+
+def train(data_kwargs=None, model_kwargs=None):
+    data = construct(**data_kwargs)
+    common_kwargs = EasyDict(width=data.width)
+    model = construct(**model_kwargs, **common_kwargs)
+    if model.ready:
+        pass
+    if data_kwargs.path:
+        pass
+
+
+opts = argparse.ArgumentParser().parse_args()
+c = EasyDict(data_kwargs=EasyDict(class_name="Data", path=opts.data), model_kwargs=EasyDict(class_name="Model"))
+train(**c)
+"""
+
+
+def test_a_star_of_the_configuration_that_reaches_its_own_function_again_is_asked_once():
+    """`construct(**model_kwargs, **common_kwargs)`, where `common_kwargs` holds what an earlier
+    `construct(...)` built: whether `construct`'s `*args` is configuration asks its call sites, one
+    of which asks `common_kwargs`, which asks `construct`'s `*args` again. The question goes on
+    with the depth and the references already seen (it used to start again from the top, and the
+    check of a StyleGAN-style `training_loop(**c)` ended in RecursionError, decision 0269); the
+    configuration the same program passes whole is still configuration."""
+    facts = Facts(parse_module(CONSTRUCTED_BY_NAME))
+    values = Context(facts).values
+    built, passed = facts.by_type[cst.If]
+    assert values.same_everywhere(built.test) is False
+    assert values.same_everywhere(passed.test)
