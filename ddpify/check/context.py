@@ -281,7 +281,8 @@ class Context:
         of `hasattr(model, "module")`), or of the very test the script wraps under (`model.module.x
         if args.distributed else model.x`), or of a test that the run has several processes
         (`ranks.several_processes`: `dist.is_initialized()`, a flag every process group starts
-        under, `self.ddp = config["DDP"]`; no group, no wrapper), on the true side of a test every wrap is on the false
+        under, `self.ddp = config["DDP"]`; no group, no wrapper), or of an `or` one of whose
+        operands is such a test (`if args.gpus > 1 or args.distributed:`), on the true side of a test every wrap is on the false
         side of (`if self.use_deepspeed: model.backward(loss)`, the wrap under `elif
         self.use_ddp:`; or under the `else` that calls a helper that wraps: `other_engine_tests`), or that picks another value of the option every wrap is chosen by
         (`_other_choice`), or, where every wrap is accelerate's `prepare` (no test of the
@@ -301,8 +302,11 @@ class Context:
             if isinstance(anc, (cst.If, cst.IfExp)) and child is not anc.test:
                 test, negated = _negation(anc.test)
                 in_else = (child is not anc.body) != negated
-                if in_else and (self._is_wrap_test(test) or any(self._wrapper_test(test, o) for o in owners)
-                                or self._implied_by_wrap_tests(test) or self.ranks.several_processes(test, every=True)):
+                # where `a or b` is false each of its operands is: the else of `if args.gpus > 1 or
+                # args.distributed:` runs where the wrap's `if args.distributed:` did not
+                if in_else and any(self._is_wrap_test(t) or any(self._wrapper_test(t, o) for o in owners)
+                                   or self._implied_by_wrap_tests(t) or self.ranks.several_processes(t, every=True)
+                                   for t in mt.disjuncts(test)):
                     return True  # (no process group on the else of `if dist.is_initialized():`: no wrapper)
                 if not in_else and (f.code(test) in self.other_engine_tests or self._other_choice(test)
                                     or any(self._container_test(t, o) for t in conjuncts(test) for o in owners)):

@@ -423,3 +423,11 @@ def conjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
         return conjuncts(test.left) + conjuncts(test.right)
     return [test]
+
+
+def disjuncts(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of an `or` chain (`a or b or c` -> [a, b, c]), or `[test]`: where the test is
+    false, each of them is."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return disjuncts(test.left) + disjuncts(test.right)
+    return [test]

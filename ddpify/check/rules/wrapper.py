@@ -39,7 +39,8 @@ def wrapper_attribute(ctx: Context) -> Iterator[Hit]:
     `AttributeError` once the model is wrapped. Reach them through `model.module`. An attribute
     the script sets on the wrapper itself (`model.class_weights = w`, `setattr(model, "w", w)`) is
     there to read, and so is one read where the object is not the wrapper: the `else` of the
-    test the script wraps under (`if args.distributed:`), of `isinstance(model, DDP)`, the side
+    test the script wraps under (`if args.distributed:`; also of an `or` that holds it, `if
+    args.gpus > 1 or args.distributed:`), of `isinstance(model, DDP)`, the side
     of a test every wrap is on the other side of (`if self.use_deepspeed: model.backward(loss)`,
     the wrap under its `elif self.use_ddp:`), the side of `isinstance(model, dict)` (a builtin or
     `collections` container: no wrapper is one) or of `isinstance(model, Net)` (a class of the
