@@ -1619,9 +1619,11 @@ class Ranks:
     def _one_process_alternative(self, test: cst.BaseExpression) -> bool:
         """`rank == -1`, `self.rank is None`, `not dist.is_initialized()`: a test that holds where the
         run has no process group; also the complement of a count every process group starts under
-        (`torch.cuda.device_count() == 1` where the group starts `if torch.cuda.device_count() > 1:`)."""
-        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            return self.several_processes(test.expression) or self._sharding_flag(test.expression)
+        (`torch.cuda.device_count() == 1` where the group starts `if torch.cuda.device_count() > 1:`).
+        `not flag` is also spelled `flag == False`, `flag is False` (`if self.distributed == False or
+        dist.get_rank() == 0:`)."""
+        if (negated := _negated_flag(test)) is not None:
+            return self.several_processes(negated) or self._sharding_flag(negated)
         if (counted := _count_compared(test, _ONE)) is not None and self.facts.code(counted) in self._group_count_gates:
             return True
         return isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
@@ -2442,6 +2444,17 @@ def _training_only(f: Facts, node: cst.CSTNode, func: cst.FunctionDef) -> bool:
             if dotted(test) == "self.training" and branch is not None and f.is_inside(node, branch):
                 return True
     return False
+
+
+def _negated_flag(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x` of `not x`, `x == False`, `x is False`; None for any other test."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return test.expression
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is)) \
+            and mt.is_name(test.comparisons[0].comparator, "False"):
+        return test.left
+    return None
 
 
 def _alternatives(test: cst.BaseExpression, most: int = 16) -> list[list[cst.BaseExpression]]:

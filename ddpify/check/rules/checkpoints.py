@@ -96,7 +96,10 @@ def save_on_every_rank(ctx: Context) -> Iterator[Hit]:
     right of one that short-circuits: `rank == 0 and link(p)`; nor under one `or`-ed with the `else` of the flag the script spawns its
     workers under, `not args.multiprocessing_distributed or args.rank == 0` where the script runs
     `mp.spawn(main_worker, ...)` only `if args.multiprocessing_distributed:` and the worker itself
-    otherwise: each launch, one a node, runs one process there), not after an early
+    otherwise: each launch, one a node, runs one process there; nor one `or`-ed with `not flag`
+    (also `flag == False`) where every DDP wrap and every DistributedSampler of the program is made
+    under that flag, so that where it is off the run is one process: `if self.config["global_rank"]
+    == 0 or not config["distributed"]:` beside `if config["distributed"]: self.model = DDP(...)`), not after an early
     `if rank != 0: return`, not under a flag only ever set to `False`, not in a branch that ends the
     process under a test that can differ between processes (a crash dump of a process whose own loss
     is not finite, then `sys.exit(1)`: only the failing processes write it), not where only a run of one process gets (`if args.local_rank == -1:`,
