@@ -1283,9 +1283,16 @@ class Facts:
     def _inner_functions(self, expr: cst.BaseExpression) -> list[cst.FunctionDef]:
         """The inner functions `expr` comes from (`self.train_step_fn`, set to what
         `self._make_train_step_fn()` returns: its `def perform_train_step_fn`), [] unless every
-        origin is one."""
+        origin is one or a lambda of the program, and one is an inner function; the lambdas are not
+        returned. A factory may return an inner function for some kinds and a lambda for another:
+        oumi's `build_trainer` returns `_create_hf_builder_fn`'s inner `def _init_hf_trainer` for
+        three kinds and `lambda *args, **kwargs: LemaTrainer(*args, **kwargs)` for the fourth;
+        before, the lambda left `create_trainer_fn(...)` running no function of the program, and
+        the barrier in the `save_model` of the trainer it builds was not seen (decision 0270)."""
         found: list[cst.FunctionDef] = []
         for origin in self.origins(expr, depth=3):
+            if isinstance(origin, cst.Lambda):
+                continue
             scope = self.scope(origin) if isinstance(origin, cst.Name) else None
             defs = [f for f in self.functions.get(origin.value, ()) if self.scope(f) is scope] \
                 if type(scope) is cst.FunctionDef else []
