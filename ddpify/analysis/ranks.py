@@ -83,6 +83,12 @@ COLLECTIVE_DEPTH = 8  # calls deep a collective is looked for (a trainer's evalu
 GLOBAL_RANK_VARIABLES = frozenset({"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"})
 
 
+# calls that may make the processes meet, by the name called, wherever the name comes from (`may_wait_between`)
+MEETING_NAMES = frozenset({"backward", "barrier", "monitored_barrier", "synchronize", "wait_for_everyone", "all_reduce",
+                           "all_gather", "all_gather_object", "broadcast", "broadcast_object_list", "reduce", "gather",
+                           "scatter", "all_to_all"})
+
+
 class Ranks:
     """The rank questions of one program (`ranks(facts)`), each answer kept. `shared` tells a test
     proven the same on every process (`SameValues.same_everywhere`; none without it): one that also reads the rank
@@ -1783,6 +1789,59 @@ class Ranks:
                 if holds_first is not None:
                     return False
             child = anc
+        return False
+
+    def may_wait_between(self, first: cst.CSTNode, later: cst.CSTNode,
+                         holds: Callable[[cst.BaseExpression], bool], depth: int = 3) -> bool:
+        """May the processes meet anywhere on the way from `first` to `later`, two nodes of one
+        function (or of the top level), `first` before `later`: in a statement after `first` in its
+        block and the blocks around it, or before `later` in its own, that runs a collective
+        (`collectives_run`, through the program's functions `depth` calls deep), a backward (DDP
+        all-reduces in it) or a forward of a name that holds a wrapper (`holds(expr)`, told by the
+        caller), or a call so named wherever it comes from (`MEETING_NAMES`: `dist.barrier()` of a
+        `dist` a helper module re-exports)? The converse of `waits_between`: a "no" means nothing there makes a process wait
+        for the others, so what `later` does on one process may come before `first` ends on another.
+
+            if rank == 0:
+                torch.save(state, "best.pt")        # <- `first`
+            log(...)                                # no collective: rank 1 runs on at once
+            state = torch.load("best.pt")           # <- `later`: rank 1 may read a half-written file
+        """
+        f = self.facts
+        if f.scope(first) is not f.scope(later) or not f.before(first, later):
+            return True
+        common = next((a for a in f.ancestors(first) if isinstance(a, (cst.IndentedBlock, cst.Module))
+                       and f.is_inside(later, a)), None)
+        if common is None:
+            return True
+        stmts: list[cst.CSTNode] = []
+        child: cst.CSTNode = first
+        for anc in f.ancestors(first):
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
+                if anc is common:
+                    break
+                stmts += anc.body[anc.body.index(child) + 1:]
+            child = anc
+        held = child
+        child = later
+        for anc in f.ancestors(later):
+            if isinstance(anc, (cst.IndentedBlock, cst.Module)) and child in anc.body:
+                if anc is common:
+                    stmts += anc.body[anc.body.index(held) + 1:anc.body.index(child)]
+                    break
+                stmts += anc.body[:anc.body.index(child)]
+            child = anc
+        return any(self._may_wait(stmt, holds, depth) for stmt in stmts)
+
+    def _may_wait(self, node: cst.CSTNode, holds: Callable[[cst.BaseExpression], bool], depth: int) -> bool:
+        f = self.facts
+        for call in f.calls_in(node):
+            called = call.func.attr.value if isinstance(call.func, cst.Attribute) else \
+                call.func.value if isinstance(call.func, cst.Name) else None
+            if self.collectives_run(call, depth) or called in MEETING_NAMES or holds(call.func):
+                return True
+            if depth > 0 and any(self._may_wait(func.body, holds, depth - 1) for func in self.callees(call)):
+                return True
         return False
 
     def _all_wait(self, stmt: cst.CSTNode) -> bool:

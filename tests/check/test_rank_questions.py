@@ -295,3 +295,49 @@ def test_a_main_block_that_does_nothing_distributed_runs_alone(main, alone):
     assert ranks.undistributed(printed['"main"']) is alone
     assert ranks.undistributed(printed['"generate"']) is alone  # its one call is the main block's
     assert ranks.undistributed(printed['"worker"']) is False  # a user may still call it
+
+
+WAITS = '''
+import torch
+import torch.distributed as dist
+
+def evaluate(t):
+    dist.all_reduce(t)
+
+def log(s):
+    print(s)
+
+def train(rank, t, loss):
+    if rank == 0:
+        torch.save(t, "a.pt")
+    log("saved")
+    first = torch.load("a.pt")
+    if rank == 0:
+        torch.save(t, "b.pt")
+    evaluate(t)
+    second = torch.load("b.pt")
+    for epoch in range(3):
+        if rank == 0:
+            torch.save(t, "c.pt")
+            log("again")
+        loss.backward()
+    third = torch.load("c.pt")
+    for epoch in range(3):
+        if rank == 0:
+            torch.save(t, "d.pt")
+        log(epoch)
+    fourth = torch.load("d.pt")
+    return first, second, third, fourth
+'''
+
+
+@pytest.mark.parametrize("saved, waits", [("a.pt", False), ("b.pt", True), ("c.pt", True), ("d.pt", False)])
+def test_may_wait_between_a_write_and_a_later_read(saved, waits):
+    """`may_wait_between` (decision 0271): a collective, through a function of the program (`evaluate`), or
+    a backward after the write in its loop, is a place where the processes meet; a print is not, nor the
+    top of the loop's next round after the last one."""
+    facts = Facts(parse_module(WAITS))
+    ctx = Context(facts)
+    save = next(c for c in facts.calls if facts.code(c).startswith("torch.save") and f'"{saved}"' in facts.code(c))
+    load = next(c for c in facts.calls if facts.code(c) == f'torch.load("{saved}")')
+    assert ctx.ranks.may_wait_between(facts.statement(save), load, lambda expr: False) is waits

@@ -1920,3 +1920,100 @@ def _guard_of(ctx: Context, node: cst.CSTNode, depth: int = 2) -> cst.If | None:
         return guard
     guards = [_guard_of(ctx, site, depth - 1) for site in ctx.facts.entries(func)]
     return guards[0] if guards and all(g is not None for g in guards) else None
+
+
+@rule("DDP032")
+def read_before_the_write_ends(ctx: Context) -> Iterator[Hit]:
+    """Every rank loads a file that only rank 0 writes, with nothing to wait for the write.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        model = torch.nn.Linear(4, 1)
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), "best.pt")
+        model.load_state_dict(torch.load("best.pt", map_location="cpu"))
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("nccl")
+        model = torch.nn.Linear(4, 1)
+        if dist.get_rank() == 0:
+            torch.save(model.state_dict(), "best.pt")
+        dist.barrier()
+        model.load_state_dict(torch.load("best.pt", map_location="cpu"))
+
+    The processes that skip the save run on at once and load while rank 0 is still writing the
+    file (or before it has begun): they read a truncated file ("PytorchStreamReader failed
+    reading zip archive") or the one an earlier round left there. Put a barrier between the write
+    and the read. Found for a `torch.load` that runs on every rank after a call of the same
+    function that saves (`torch.save`, in it or in a function of the program it runs, such as a
+    recorder's `__call__` that saves the best model) on some ranks only, where the names of the
+    two files are known, each with a literal piece, and may be the same (`best.pt`;
+    `os.path.join(path, "checkpoint.pth")` and `path + "/checkpoint.pth"`; not
+    `os.path.join(args.out, args.name)`), with nothing on the way between them that makes the
+    processes meet (`Ranks.may_wait_between`: a collective, a backward or a forward of the DDP
+    wrapper, also in the program's functions called there); not a load on one rank only.
+    """
+    f = ctx.facts
+    if not ctx.script.distributed:
+        return
+    saves = [(c, name) for c in ctx.script.calls_of("torch.save")
+             if (p := writes.written_path(f, c)) is not None and (name := _known_name(f, p)) is not None]
+    if not saves:
+        return
+    def holds(expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, (cst.Name, cst.Attribute)) and ctx.holds_ddp(expr) is not None
+    for load in ctx.script.calls_of("torch.load"):
+        path = mt.positional(load, 0) or mt.keyword(load, "f")
+        read = _known_name(f, path.value) if path is not None else None
+        if read is None or ctx.ranks.on_some_ranks(load) or ctx.ranks.undistributed(load):
+            continue
+        func = f.scope(load)
+        sites = [site for save, wrote in saves if _overlap(wrote, read)
+                 for site in _runs_in(ctx, save, func, load) if f.before(site, load)
+                 and (ctx.ranks.on_some_ranks(site) or ctx.ranks.on_some_ranks(save))]
+        if sites and not any(ctx.ranks.may_wait_between(f.statement(s), load, holds) for s in sites):
+            yield Hit(load, f"every rank loads a file that only some ranks write (`{f.code(sites[-1])}`), and nothing "
+                            "between the write and this load makes the processes wait for it: the others may read it "
+                            "half written, or before it is there; put dist.barrier() between them")
+
+
+def _known_name(f, path: cst.BaseExpression) -> list[str | None] | None:
+    """The file name a path ends in, in pieces (`_file_name`), a bare literal name too
+    (`"best.pt"`), where some piece of it is literal (`"checkpoint.pth"`, `f"epoch_{n}.pth"`); None
+    where the name may be anything (`os.path.join(args.out, args.name)`)."""
+    name = _file_name(f, path)
+    if name is None and (literal := _literal_name(f, path)) is not None:
+        name = [literal]
+    return name if name is not None and any(name) else None
+
+
+def _runs_in(ctx: Context, save: cst.Call, func: cst.CSTNode, before: cst.CSTNode, depth: int = 3) -> list[cst.Call]:
+    """The calls of `func` (the save itself where it is one) that run `save`, a call of the program:
+    directly, or through the program's functions `depth` calls deep (`recorder(loss, model, path)`
+    whose `__call__` calls `self.save_checkpoint(...)`, which saves), each before `before`."""
+    f = ctx.facts
+    if f.scope(save) is func:
+        return [save]
+    found = []
+    for call in f.calls_in(func):
+        if f.scope(call) is func and f.before(call, before) and _reaches(ctx, call, save, depth):
+            found.append(call)
+    return found
+
+
+def _reaches(ctx: Context, call: cst.Call, target: cst.Call, depth: int) -> bool:
+    if depth <= 0:
+        return False
+    f = ctx.facts
+    for func in ctx.ranks.callees(call):
+        if f.is_inside(target, func):
+            return True
+        if any(_reaches(ctx, c, target, depth - 1) for c in f.calls_in(func.body) if f.scope(c) is func):
+            return True
+    return False
