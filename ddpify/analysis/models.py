@@ -4031,3 +4031,46 @@ def _bound_last(facts: Facts, name: cst.BaseExpression, at: cst.CSTNode) -> cst.
     if not earlier or any(facts.parent(facts.statement(stmt)) is not facts.module for _, stmt in earlier):
         return None
     return max(earlier, key=lambda pair: facts.spans[pair[1]][0])[0]
+
+
+PARAMETER_READS = frozenset({"parameters", "named_parameters"})
+
+
+def thrown_away(facts: Facts, wrap: cst.Call) -> str | None:
+    """How the wrapper a wrap builds is thrown away as soon as it is made, so that no forward can
+    run through it (and no gradient is averaged): its `.module` taken in the same expression
+    (`self.model = DDP(self.model, ...).module`), its parameters read there and nothing else
+    (`SGD(DDP(model).parameters())`), or handed to a function of the program that reads only its
+    parameters (`get_grouped_parameters(DDP(model, ...))`, whose parameter `model` is read only as
+    `model.named_parameters()` / `model.parameters()`); None where anything may keep it."""
+    up = facts.parent(wrap)
+    if isinstance(up, cst.Attribute) and up.value is wrap:
+        return f"`.{up.attr.value}`" if up.attr.value == "module" or up.attr.value in PARAMETER_READS \
+            and _called_attribute(facts, up) else None
+    if not isinstance(up, cst.Arg) or up.keyword is not None or up.star or not isinstance(call := facts.parent(up), cst.Call):
+        return None
+    funcs = facts.user_functions(call)
+    if not funcs or len(funcs) > 1:
+        return None
+    func = funcs[0]
+    index = next(i for i, a in enumerate(call.args) if a is up)
+    params = [p for p in (*func.params.posonly_params, *func.params.params)]
+    if isinstance(call.func, cst.Attribute) and facts.enclosing_class(func) is not None and params:
+        params = params[1:]  # `self`
+    if index >= len(params):
+        return None
+    name = params[index].name.value
+    reads = [n for n in facts.findall(func.body, cst.Name, lambda n: n.value == name)]
+    def read_for_parameters(n: cst.Name) -> bool:
+        attr = facts.parent(n)
+        return isinstance(attr, cst.Attribute) and attr.value is n and attr.attr.value in PARAMETER_READS \
+            and _called_attribute(facts, attr)
+    if reads and all(read_for_parameters(n) for n in reads):
+        return f"`{func.name.value}()`, which reads only its parameters"
+    return None
+
+
+def _called_attribute(facts: Facts, attr: cst.Attribute) -> bool:
+    """Is `attr` the function a call calls (`model.parameters()`)?"""
+    call = facts.parent(attr)
+    return isinstance(call, cst.Call) and call.func is attr

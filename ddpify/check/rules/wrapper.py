@@ -9,7 +9,7 @@ import libcst as cst
 from ddpify.analysis import bare_model, forward
 from ddpify.analysis.accelerator import moves_to_the_cpu
 from ddpify.analysis.distributed import SAMPLER, joins_group
-from ddpify.analysis.models import DDP, WRAPPER
+from ddpify.analysis.models import DDP, WRAPPER, thrown_away
 from ddpify.check.context import Context
 from ddpify.check.rule import Hit, rule
 from ddpify.syntax.matchers import string_value
@@ -812,3 +812,137 @@ def _synced_otherwise(ctx: Context) -> bool:
                 isinstance(n, cst.Attribute) and n.attr.value == "grad" for a in call.args for n in mt.findall(a.value, cst.Attribute)):
             return True
     return any(f.imports.imports_module(package) for package in SYNCING_PACKAGES)
+
+
+@rule("DDP031")
+def wrapper_bypassed(ctx: Context) -> Iterator[Hit]:
+    """The training forward runs past the DDP wrapper (its `.module`): no gradient is averaged.
+
+    Wrong:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+        model = DDP(torch.nn.Linear(4, 1).cuda())
+        loss = model.module(torch.randn(8, 4).cuda()).sum()
+        loss.backward()
+
+    Right:
+
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+        model = DDP(torch.nn.Linear(4, 1).cuda())
+        loss = model(torch.randn(8, 4).cuda()).sum()
+        loss.backward()
+
+    DDP averages the gradients in the backward of a forward it ran itself: its own `forward`
+    arms the reducer's hooks for the backward that follows. A forward through `model.module`
+    (`model.module(x)`, `model.module.forward_train(batch)`) records a graph DDP never saw, so
+    the backward all-reduces nothing: each process steps with its own shard's gradients and the
+    copies drift apart. Call the wrapper (give the model a `forward` that dispatches, or wrap the
+    step's function). Found for a call through `.module` of a name that holds the wrapper whose
+    result a `backward()` of the same function reads (once for each backward), where that
+    function neither calls the wrapper itself nor hands it to a call (`regularizer(model, x)` may
+    run its forward) before the backward with gradients on (a validation after it does not arm it), not with gradients off, not inside `with
+    model.no_sync():`; and for a wrap thrown away as soon as it is made (`models.thrown_away`: its
+    `.module` taken in the same expression, `self.model = DDP(self.model).module`, or only its
+    parameters read, `get_grouped_parameters(DDP(model))` of a function that reads nothing else
+    of it). Not in a program that all-reduces the gradients by hand
+    (`dist.all_reduce(p.grad)`), nor where the name is not the wrapper there (the `else` of
+    `isinstance(model, DDP)`), nor for `.module` read for anything else (saving, evaluation).
+    """
+    f = ctx.facts
+    if not ctx.script.distributed or ctx.ddp_alone or _gradients_reduced_by_hand(ctx):
+        return
+    for wrap in ctx.script.calls_of(DDP):
+        if (how := thrown_away(f, wrap)) is not None and not ctx.ranks.undistributed(wrap):
+            yield Hit(wrap, f"`{f.code(wrap.func)}(...)` is thrown away at once ({how}): the model trains outside the "
+                            "wrapper and no gradient is averaged between the processes; keep the wrapper and call it "
+                            "in the training step")
+    if not ctx.ddp_refs:
+        return
+    reported: set[cst.CSTNode] = set()
+    for call in f.calls:
+        held = _run_through_module(call)
+        if held is None or ctx.holds_ddp(held) is None or ctx.unwrapped_here(held) or f.grad_disabled(call) \
+                or _in_no_sync(f, call) or ctx.ranks.undistributed(call):
+            continue
+        func = f.scope(call)
+        backward = _backward_of(f, call, func)
+        if backward is None or backward in reported or any(
+                isinstance(x, (cst.Name, cst.Attribute)) and ctx.holds_ddp(x) is not None
+                for c in f.calls_in(func) if f.scope(c) is func and f.before(c, backward) and not f.grad_disabled(c)
+                for x in (c.func, *(a.value for a in c.args if _may_call_what_it_is_handed(ctx, c)))):
+            continue  # the wrapper's own forward runs before the backward too (or a helper it is handed to): it armed it
+        reported.add(backward)
+        yield Hit(call, f"`{f.code(call.func)}()` runs the forward past the DDP wrapper `{f.code(held)}`, and "
+                        f"`{f.code(backward)}` averages no gradient between the processes: "
+                        "DDP arms its all-reduce only in its own forward; call the wrapper")
+
+
+def _gradients_reduced_by_hand(ctx: Context) -> bool:
+    """Does the program hand a gradient to a collective (`dist.all_reduce(param.grad.data)`)?"""
+    f = ctx.facts
+    return any((f.qualify(call.func) or "").startswith("torch.distributed.") and any(
+        isinstance(n, cst.Attribute) and n.attr.value == "grad" for a in call.args for n in mt.findall(a.value, cst.Attribute))
+        for call in f.calls)
+
+
+# builtins handed the wrapper that never call it
+_ASKING = frozenset({"isinstance", "hasattr", "getattr", "type", "id", "len", "print", "str", "repr", "vars"})
+
+
+def _may_call_what_it_is_handed(ctx: Context, call: cst.Call) -> bool:
+    """May `call` run the forward of a model it is handed: a function of the program
+    (`regularizer(model, x)`), or a call ddpify cannot name (`self.loss_fn(model, batch)`); not a
+    builtin that asks about it (`isinstance(model, DDP)`) nor a library's function it names
+    (`wandb.watch(model)`)."""
+    f = ctx.facts
+    if ctx.ranks.callees(call):
+        return True
+    name = call.func.value if isinstance(call.func, cst.Name) else None
+    return f.qualify(call.func) is None and name not in _ASKING
+
+
+def _run_through_module(call: cst.Call) -> cst.BaseExpression | None:
+    """The object whose `.module` `call` runs: `model` of `model.module(x)` or of
+    `model.module.forward_train(batch)`; None for any other call."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value != "module":
+        func = func.value
+    if isinstance(func, cst.Attribute) and func.attr.value == "module" and dotted(func.value):
+        return func.value
+    return None
+
+
+def _in_no_sync(f, node: cst.CSTNode) -> bool:
+    """Is `node` inside `with model.no_sync():` (a step that accumulates, synced by a later one)?"""
+    return any(isinstance(a, cst.With) and any(isinstance(i.item, cst.Call) and mt.is_method_call(i.item, "no_sync")
+                                              for i in a.items) for a in f.ancestors(node))
+
+
+def _backward_of(f, call: cst.Call, func: cst.CSTNode) -> cst.Call | None:
+    """The `backward()` of `func` that reads what `call` returns (through the names its value is
+    bound to, in turn: `output = model.module(x)`, `loss = criterion(output, y)`,
+    `loss.backward()`; `scaler.scale(loss).backward()`, `accelerator.backward(loss)`), after it."""
+    tainted: set[str] = set()
+    def reads(expr: cst.CSTNode) -> bool:
+        return f.is_inside(call, expr) or any(n.value in tainted for n in mt.findall(expr, cst.Name))
+    assigns = [(t, v, s) for t, v, s in f.assigns if f.scope(s) is func and f.before(call, s) or f.is_inside(call, s)]
+    changed = True
+    while changed:
+        changed = False
+        for target, value, _ in assigns:
+            if reads(value):
+                for name in mt.findall(target, cst.Name):
+                    if name.value not in tainted and not (isinstance(target, cst.Attribute) and name is target.attr):
+                        tainted.add(name.value)
+                        changed = True
+    for c in f.calls_in(func):
+        if f.scope(c) is func and isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" \
+                and not f.before(c, call) and (reads(c.func.value) or any(reads(a.value) for a in c.args)):
+            return c
+    return None
