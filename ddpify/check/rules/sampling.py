@@ -8,6 +8,7 @@ from typing import Iterator
 import libcst as cst
 
 from ddpify.analysis import objects
+from ddpify.analysis.draws import SEED_FAMILIES, order_draws
 from ddpify.analysis.call_branches import passed_truth, trains_for
 from ddpify.analysis.evaluation import keeps_only_its_last_batch, keeps_results_by_sample_key, trims_the_padding
 from ddpify.analysis.lightning import LOADER_HOOKS, in_lightning_hook
@@ -1457,3 +1458,70 @@ def _spawn_index(ctx: Context, rank: cst.BaseExpression, depth: int = 3) -> bool
     sites = f.call_sites(ref.scope)
     return depth > 0 and bool(sites) and all((arg := f.argument_for(site, ref.scope, ref.name)) is not None
                                              and _spawn_index(ctx, arg, depth - 1) for site in sites)
+
+
+@rule("DDP033")
+def rank_seeded_sharded_draw(ctx: Context) -> Iterator[Hit]:
+    """A seed offset by the rank reaches the draw of a data set that a DistributedSampler shards.
+
+    Wrong:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DistributedSampler, TensorDataset, random_split
+        dist.init_process_group("nccl")
+        torch.manual_seed(1234 + int(os.environ["LOCAL_RANK"]))
+        train, val = random_split(TensorDataset(torch.randn(100, 4)), [80, 20])
+        sampler = DistributedSampler(train)
+
+    Right:
+
+        import os
+        import torch
+        import torch.distributed as dist
+        from torch.utils.data import DistributedSampler, TensorDataset, random_split
+        dist.init_process_group("nccl")
+        torch.manual_seed(1234)
+        train, val = random_split(TensorDataset(torch.randn(100, 4)), [80, 20])
+        torch.manual_seed(1234 + int(os.environ["LOCAL_RANK"]))
+        sampler = DistributedSampler(train)
+
+    A DistributedSampler gives each rank every n-th index of the data set it is handed, which is
+    a partition only where every rank holds the same data set in the same order. A data set that
+    draws its samples or their order when it is built (`torch.randperm` in its `__init__`,
+    `random_split`) draws them from the global generator, which the rank-offset seed made
+    different on every rank: each rank shards another permutation, so some samples are trained
+    on twice and others never (and a split's validation part overlaps another rank's training
+    part). Seed alike on every rank until the data sets are built, then offset the seed (or hand
+    the draw a generator of its own). Found for a seed call that reads the rank, run on every
+    rank, before (`Facts.runs_before`, through the calls that lead to it) the construction of a
+    value a DistributedSampler is handed whose building draws from the same family's global
+    generator (`ddpify.analysis.draws`: torch's seed for `torch.randperm`, numpy's for
+    `np.random.permutation`); not a draw handed a generator, nor one after a fixed seed in its own
+    function, nor a seed set after the data set is built.
+    """
+    f = ctx.facts
+    if not ctx.script.distributed:
+        return
+    samplers = [c for c in (*ctx.script.calls_of(SAMPLER), *ctx.script.subclass_calls(SAMPLER))
+                if not ctx.ranks.undistributed(c) and (c.args or mt.keyword(c, "dataset") is not None)]
+    if not samplers:
+        return
+    flow = objects.of(f)
+    for seed in f.calls:
+        family = SEED_FAMILIES.get(f.qualify(seed.func) or "")
+        if family is None or not seed.args or ctx.ranks.on_some_ranks(seed) or ctx.ranks.undistributed(seed) \
+                or not any(ctx.ranks.rank_dependent(a.value) or ctx.ranks.is_global_rank(a.value)
+                           or ctx.ranks.is_local_rank(a.value) for a in seed.args):
+            continue
+        for sampler in samplers:
+            data = (mt.keyword(sampler, "dataset") or sampler.args[0]).value
+            built = [(site, drawn) for site in flow.values(data)
+                     for drawn in [order_draws(f, site, seed, family)] if drawn and f.runs_before(seed, site, strict=True)]
+            if built:
+                site, drawn = built[0]
+                yield Hit(seed, f"`{f.code(seed)}` gives each rank its own seed before `{f.code(drawn[0])}` draws the "
+                                f"data that `{f.code(sampler.func)}` shards: each rank shards another order, so samples "
+                                "are repeated and dropped; seed alike on every rank until the data sets are built")
+                break
