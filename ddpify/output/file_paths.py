@@ -79,11 +79,7 @@ def _edits(tree: ast.Module, lines: list[bytes], anchor: bytes) -> set[tuple[int
     (`here = os.path.dirname(__file__)`, `os.path.join(here, "..", "src")`: the other uses of
     `here` keep naming the output's folder)."""
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-    bindings: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            bindings.setdefault(node.targets[0].id, []).append(node.value)
-    bound = {name: values[0] for name, values in bindings.items() if len(values) == 1}
+    bound = {name: values[0] for name, values in bindings_of(tree).items() if len(values) == 1}
     literals = {name: v.value for name, v in bound.items() if isinstance(v, ast.Constant) and isinstance(v.value, str)}
     files = [n for n in ast.walk(tree) if _is_file(n)]
     edits = set()
