@@ -798,6 +798,15 @@ def _schedule_hint(traceback: Any) -> "Optional[_Finding]":
                     "give each process more steps (more epochs or data, a smaller batch_size) or run fewer processes")
 
 
+def _last_user_entry(traceback: Any) -> Any:
+    """The innermost entry of ``traceback`` in the user's code (not a library's), or None."""
+    user = None
+    while traceback is not None:
+        user = traceback if not _is_library(traceback.tb_frame.f_code.co_filename) else user
+        traceback = traceback.tb_next
+    return user
+
+
 def _wrapper_attribute_hint(error: BaseException) -> "Optional[_Finding]":
     """What to do where the program read an attribute of its model from the DistributedDataParallel
     wrapper (``wrapper-attribute``, at the user's line that read it): ``AttributeError:
@@ -809,10 +818,7 @@ def _wrapper_attribute_hint(error: BaseException) -> "Optional[_Finding]":
     if not (isinstance(error, AttributeError) and isinstance(wrapper, torch.nn.parallel.DistributedDataParallel)
             and isinstance(name, str) and hasattr(wrapper.module, name)):
         return None
-    user, traceback = None, error.__traceback__
-    while traceback is not None:
-        user = traceback if not _is_library(traceback.tb_frame.f_code.co_filename) else user
-        traceback = traceback.tb_next
+    user = _last_user_entry(error.__traceback__)
     if user is None:
         return None
     return _Finding("wrapper-attribute", _shown_path(user.tb_frame.f_code.co_filename), user.tb_lineno,
@@ -853,10 +859,7 @@ def _early_read_hint(error: BaseException) -> "Optional[_Finding]":
         written = store.get(key).decode()
     except Exception:  # the store went away, a path that is no text: no finding
         return None
-    user, traceback = None, error.__traceback__
-    while traceback is not None:
-        user = traceback if not _is_library(traceback.tb_frame.f_code.co_filename) else user
-        traceback = traceback.tb_next
+    user = _last_user_entry(error.__traceback__)
     if user is None:
         return None
     return _Finding("early-read", _shown_path(user.tb_frame.f_code.co_filename), user.tb_lineno,
